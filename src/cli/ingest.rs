@@ -1,0 +1,160 @@
+//! `coroner ingest`: normalize transcripts into one record per trajectory.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit;
+use crate::ingest::writer::TrajectoryWriter;
+use crate::ingest::{FileStatus, IngestOptions, Summary};
+
+/// Normalize transcripts into one record per trajectory (JSONL or Parquet).
+///
+/// Walks files and directories, detects each file's format, parses it, joins outcome files
+/// (SWE-bench reports, trial results, verdict files) and prints an accounting of every input:
+/// ingested, read as a companion or an outcome file, skipped, or quarantined with a diagnostic.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Transcript files or run directories.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Parse every transcript as this format instead of detecting it (see --list-formats).
+    #[arg(long, value_name = "NAME")]
+    pub format: Option<String>,
+    /// A verdict file (CSV or JSON `task_id,outcome`, SWE-bench report) applied to every
+    /// trajectory; wins over outcomes found beside the transcripts. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: Vec<PathBuf>,
+    /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Also write the accounting of every input as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+    /// Print the summary only, not one diagnostic per quarantined input.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: &IngestArgs) -> u8 {
+    let mut writer = match TrajectoryWriter::create(a.output.as_deref()) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: failed to create {}: {e}", a.output.as_deref().unwrap_or(std::path::Path::new("-")).display());
+            return exit::IO;
+        }
+    };
+    let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone() };
+    let mut broken_pipe = false;
+    let result = crate::ingest::run(&opts, &mut |t| {
+        if broken_pipe {
+            return Ok(());
+        }
+        match writer.write(t) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                broken_pipe = true;
+                Ok(())
+            }
+            r => r,
+        }
+    });
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return if matches!(e, crate::ingest::IngestError::Write(_)) { exit::IO } else { exit::USAGE };
+        }
+    };
+    if let Err(e) = writer.finish() {
+        eprintln!("error: failed to write the output: {e}");
+        return exit::IO;
+    }
+    if !a.quiet {
+        for d in &summary.diagnostics {
+            super::print_diagnostic(d);
+        }
+    }
+    let _ = write!(std::io::stderr().lock(), "{}", render_summary(&summary));
+    if let Some(p) = &a.summary_json {
+        let json = serde_json::to_string_pretty(&summary_json(&summary)).unwrap_or_default();
+        if let Err(e) = std::fs::write(p, json + "\n") {
+            eprintln!("error: failed to write {}: {e}", p.display());
+            return exit::IO;
+        }
+    }
+    if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
+}
+
+/// The human summary: every input counted once.
+#[must_use]
+pub fn render_summary(s: &Summary) -> String {
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+    let mut ingested = 0;
+    let mut companions = 0;
+    let mut outcomes = 0;
+    let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut quarantined = 0;
+    for f in &s.files {
+        match &f.status {
+            FileStatus::Ingested { .. } => ingested += 1,
+            FileStatus::Companion { .. } => companions += 1,
+            FileStatus::Outcome { .. } => outcomes += 1,
+            FileStatus::Skipped { reason } => *skipped.entry(reason.as_str()).or_default() += 1,
+            FileStatus::Quarantined { .. } => quarantined += 1,
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "coroner ingest: {} files seen", s.files.len());
+    let per: Vec<String> = s.per_adapter.iter().map(|(a, n)| format!("{a} {n}")).collect();
+    let _ = writeln!(out, "  ingested     {ingested} files -> {} trajectories ({})", s.trajectories, per.join(", "));
+    if companions > 0 {
+        let _ = writeln!(out, "  companions   {companions} files read with the transcript they belong to");
+    }
+    if outcomes > 0 {
+        let _ = writeln!(out, "  outcomes     {outcomes} files joined by task id");
+    }
+    let n_skipped: usize = skipped.values().sum();
+    let _ = writeln!(out, "  skipped      {n_skipped} files (not transcripts)");
+    for (reason, n) in &skipped {
+        let _ = writeln!(out, "                 {n} {reason}");
+    }
+    let _ = writeln!(out, "  quarantined  {quarantined} files, {} records", s.quarantined_records);
+    for d in &s.diagnostics {
+        let _ = writeln!(out, "                 {d}");
+    }
+    out
+}
+
+fn summary_json(s: &Summary) -> serde_json::Value {
+    let files: Vec<serde_json::Value> = s
+        .files
+        .iter()
+        .map(|f| {
+            let (status, detail) = match &f.status {
+                FileStatus::Ingested { adapter, trajectories } => {
+                    ("ingested", serde_json::json!({"adapter": adapter, "trajectories": trajectories}))
+                }
+                FileStatus::Companion { adapter } => ("companion", serde_json::json!({"adapter": adapter})),
+                FileStatus::Outcome { adapter, entries } => ("outcome", serde_json::json!({"adapter": adapter, "entries": entries})),
+                FileStatus::Skipped { reason } => ("skipped", serde_json::json!({"reason": reason})),
+                FileStatus::Quarantined { kind } => ("quarantined", serde_json::json!({"kind": kind.as_str()})),
+            };
+            serde_json::json!({"path": f.display, "status": status, "detail": detail})
+        })
+        .collect();
+    let diagnostics: Vec<serde_json::Value> = s
+        .diagnostics
+        .iter()
+        .map(|d| serde_json::json!({"path": d.path, "line": d.line, "column": d.column, "kind": d.kind.as_str(), "message": format!("failed to {}", d.message), "help": d.help}))
+        .collect();
+    serde_json::json!({
+        "files": files,
+        "trajectories": s.trajectories,
+        "per_adapter": s.per_adapter,
+        "quarantined_files": s.quarantined_files(),
+        "quarantined_records": s.quarantined_records,
+        "diagnostics": diagnostics,
+    })
+}

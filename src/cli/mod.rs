@@ -1,0 +1,46 @@
+//! The command line: the `Command` enum and dispatch; one file per subcommand.
+
+mod ingest;
+mod output;
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+pub use output::print_diagnostic;
+
+/// Determines why AI-agent trajectories fail.
+///
+/// coroner reads the transcripts agent harnesses write (Harbor/ATIF, Terminal-Bench,
+/// mini-swe-agent, SWE-agent, OpenHands, Aider, ...), normalizes them into one record per
+/// trajectory, classifies every failure with evidence, and reports with honest statistics.
+#[derive(Debug, Parser)]
+#[command(name = "coroner", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Ingest(ingest::IngestArgs),
+}
+
+/// Runs coroner with `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { crate::exit::USAGE } else { crate::exit::SUCCESS };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Ingest(a) => ingest::run(&a),
+    }
+}

@@ -1,0 +1,369 @@
+//! ATIF (Agent Trajectory Interchange Format) v1.0–v1.7, Harbor's trajectory format.
+//!
+//! Each ATIF step becomes one step here; observation results are paired with the step's
+//! calls by `source_call_id`, else by position. Observations on a step without calls are the
+//! environment talking (terminus's "Previous response had parsing errors"); they become an
+//! environment step, and a parse complaint marks the agent's reply as unusable.
+//! `continued_trajectory_ref` files are appended and subagent trajectories are inlined after
+//! the step that delegated, with `agent` naming the subagent.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::common::{blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint};
+use crate::ingest::diag::InputError;
+use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
+use crate::ingest::probe::Probe;
+use crate::ingest::source::Source;
+use crate::model::{CallRef, DeclaredTool, Reasoning, Role, Step, Termination, TerminationKind, Tokens, ToolResult, Trajectory};
+
+/// How many continuation and subagent files one record may follow (a reference loop ends here).
+const MAX_LINKED_FILES: usize = 64;
+
+#[derive(Deserialize)]
+struct RawDoc<'a> {
+    schema_version: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    agent: RawAgent,
+    #[serde(borrow)]
+    steps: Vec<&'a RawValue>,
+    #[serde(default)]
+    final_metrics: Option<RawFinal>,
+    #[serde(default)]
+    continued_trajectory_ref: Option<String>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawAgent {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    model_name: Option<String>,
+    #[serde(default)]
+    tool_definitions: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawFinal {
+    total_prompt_tokens: Option<u64>,
+    total_completion_tokens: Option<u64>,
+    total_cached_tokens: Option<u64>,
+    total_cost_usd: Option<f64>,
+    #[serde(default)]
+    extra: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawStep {
+    #[serde(default)]
+    timestamp: Option<String>,
+    source: String,
+    #[serde(default)]
+    message: Value,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<RawCall>>,
+    #[serde(default)]
+    observation: Option<RawObservation>,
+    #[serde(default)]
+    metrics: Option<RawMetrics>,
+}
+
+#[derive(Deserialize)]
+struct RawCall {
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    function_name: String,
+    #[serde(default)]
+    arguments: Value,
+}
+
+#[derive(Deserialize)]
+struct RawObservation {
+    #[serde(default)]
+    results: Vec<RawResult>,
+}
+
+#[derive(Deserialize)]
+struct RawResult {
+    #[serde(default)]
+    source_call_id: Option<String>,
+    #[serde(default)]
+    content: Value,
+    #[serde(default)]
+    subagent_trajectory_ref: Option<Vec<RawSubRef>>,
+}
+
+#[derive(Deserialize)]
+struct RawSubRef {
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    trajectory_path: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawMetrics {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
+    cost_usd: Option<f64>,
+    #[serde(default)]
+    extra: Option<Value>,
+}
+
+/// Parses one ATIF file (and the files it links) into a record. `files` starts the
+/// provenance list; the ATIF files read are appended to it.
+///
+/// # Errors
+/// When the primary ATIF file cannot be read or parsed; problems with linked files are notes.
+pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::SourceFile>, adapter: &str) -> Result<Trajectory, InputError> {
+    let src = Source::read(path, display)?;
+    let text = src.text()?;
+    let doc: RawDoc<'_> = serde_json::from_str(text).map_err(|e| InputError::from_json(display, &src.bytes, "ATIF trajectory", &e))?;
+    files.push(src.provenance("transcript"));
+    let file_ix = u32::try_from(files.len() - 1).unwrap_or(u32::MAX);
+
+    let harness = if doc.agent.name.is_empty() { "unknown".to_string() } else { doc.agent.name.clone() };
+    let mut t = blank(String::new(), harness, adapter, 1, Vec::new());
+    t.provenance.files = files;
+    t.provenance.format_version = Some(doc.schema_version.clone());
+    t.harness_version = doc.agent.version.clone().filter(|v| !v.is_empty() && v != "unknown");
+    t.model = doc.agent.model_name.clone();
+    t.session_id = doc.session_id.clone();
+    t.declared_tools = doc.agent.tool_definitions.as_ref().map(|defs| defs.iter().filter_map(declared_tool).collect());
+    if let Some(notes) = doc.notes.as_ref().filter(|n| !n.is_empty()) {
+        t.notes.push(format!("ATIF notes: {notes}"));
+    }
+    let mut budget = MAX_LINKED_FILES;
+    append_steps(&mut t, &src, file_ix, &doc.steps, None, &mut budget)?;
+    if let Some(fm) = &doc.final_metrics {
+        t.usage.prompt_tokens = fm.total_prompt_tokens;
+        t.usage.completion_tokens = fm.total_completion_tokens;
+        t.usage.cached_tokens = fm.total_cached_tokens;
+        t.usage.cost_usd = fm.total_cost_usd;
+        t.usage.reasoning_tokens = fm.extra.as_ref().and_then(|e| uint(e.get("total_reasoning_tokens")));
+    }
+    // Continuations: the same session split over several files.
+    let mut next = doc.continued_trajectory_ref.clone();
+    let mut seen = vec![path.to_path_buf()];
+    while let Some(rel) = next.take() {
+        let p = resolve(path, &rel);
+        if seen.contains(&p) || budget == 0 {
+            t.notes.push(format!("continued trajectory {rel} not followed: reference loop or too many linked files"));
+            break;
+        }
+        budget -= 1;
+        seen.push(p.clone());
+        match read_linked(&p) {
+            Ok((csrc, _)) => {
+                let ctext = csrc.text()?;
+                let cdoc: RawDoc<'_> =
+                    serde_json::from_str(ctext).map_err(|e| InputError::from_json(&csrc.display, &csrc.bytes, "ATIF continuation", &e))?;
+                t.provenance.files.push(csrc.provenance("transcript_continuation"));
+                let ix = u32::try_from(t.provenance.files.len() - 1).unwrap_or(u32::MAX);
+                append_steps(&mut t, &csrc, ix, &cdoc.steps, None, &mut budget)?;
+                next = cdoc.continued_trajectory_ref.clone();
+            }
+            Err(e) => t.notes.push(format!("continued trajectory {rel} could not be read: {e}")),
+        }
+    }
+    t.termination = termination_from_steps(&t);
+    Ok(t)
+}
+
+fn read_linked(p: &Path) -> Result<(Source, ()), String> {
+    let shown = crate::ingest::diag::display_path(p);
+    Source::read(p, &shown).map(|s| (s, ())).map_err(|e| e.to_string())
+}
+
+fn resolve(base: &Path, rel: &str) -> PathBuf {
+    let r = Path::new(rel);
+    if r.is_absolute() {
+        // Absolute paths from another machine: look for the file name beside this one.
+        return base.with_file_name(r.file_name().unwrap_or_default());
+    }
+    base.parent().unwrap_or(Path::new("")).join(r)
+}
+
+fn declared_tool(v: &Value) -> Option<DeclaredTool> {
+    let f = v.get("function").unwrap_or(v);
+    let name = f.get("name")?.as_str()?.to_string();
+    let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
+    Some(DeclaredTool { name, description })
+}
+
+fn append_steps(
+    t: &mut Trajectory,
+    src: &Source,
+    file_ix: u32,
+    steps: &[&RawValue],
+    agent: Option<&str>,
+    budget: &mut usize,
+) -> Result<(), InputError> {
+    for raw in steps {
+        let s: RawStep = serde_json::from_str(raw.get()).map_err(|e| {
+            let base = src.offset_of(raw.get()).unwrap_or(0);
+            InputError::from_json_at(&src.display, &src.bytes, base, "ATIF step", &e)
+        })?;
+        let role = match s.source.as_str() {
+            "agent" => Role::Assistant,
+            "user" => Role::User,
+            _ => Role::System,
+        };
+        let mut step = Step::new(role, content_text(&s.message));
+        step.agent = agent.map(ToString::to_string);
+        step.timestamp = s.timestamp.clone();
+        step.source_span = src.span_of(file_ix, raw.get());
+        step.reasoning = s.reasoning_content.as_ref().filter(|r| !r.is_empty()).map(|r| Reasoning { text: Some(r.clone()), tokens: None });
+        if let Some(m) = &s.metrics {
+            let reasoning = m.extra.as_ref().and_then(|e| uint(e.get("reasoning_tokens")));
+            step.tokens = Some(Tokens { prompt: m.prompt_tokens, completion: m.completion_tokens, reasoning, cached: m.cached_tokens });
+            step.cost_usd = m.cost_usd;
+            if let (Some(r), Some(reason)) = (reasoning, step.reasoning.as_mut()) {
+                reason.tokens = Some(r);
+            }
+        }
+        let calls = s.tool_calls.unwrap_or_default();
+        for c in &calls {
+            step.tool_calls.push(tool_call(c.tool_call_id.clone(), &c.function_name, &c.arguments));
+        }
+        let here = u32::try_from(t.steps.len()).unwrap_or(u32::MAX);
+        let mut env_text: Vec<String> = Vec::new();
+        let mut subagents: Vec<(String, PathBuf)> = Vec::new();
+        let results = s.observation.map(|o| o.results).unwrap_or_default();
+        for (pos, r) in results.iter().enumerate() {
+            let output = content_text(&r.content);
+            for sub in r.subagent_trajectory_ref.iter().flatten() {
+                if let Some(p) = &sub.trajectory_path {
+                    subagents.push((sub.session_id.clone().unwrap_or_else(|| p.clone()), resolve(&src.path, p)));
+                }
+            }
+            if calls.is_empty() {
+                env_text.push(output);
+                continue;
+            }
+            let mut res = ToolResult::new(output);
+            res.call_id = r.source_call_id.clone();
+            if r.source_call_id.is_none() && pos < calls.len() && results.len() == calls.len() {
+                // No ids: results answer the step's calls in order.
+                res.call = Some(CallRef { step: here, call: u32::try_from(pos).unwrap_or(u32::MAX) });
+            }
+            step.tool_results.push(res);
+        }
+        if role == Role::Assistant && calls.is_empty() {
+            if let Some(complaint) = env_text.iter().find(|e| looks_like_format_error(e)) {
+                step.format_error = Some(complaint.lines().take(3).collect::<Vec<_>>().join("\n"));
+            }
+        }
+        let span = step.source_span;
+        t.steps.push(step);
+        if !env_text.is_empty() {
+            let mut env = Step::new(Role::Environment, env_text.join("\n"));
+            env.agent = agent.map(ToString::to_string);
+            env.source_span = span;
+            t.steps.push(env);
+        }
+        for (session, p) in subagents {
+            if *budget == 0 {
+                t.notes.push(format!("subagent trajectory {} not followed: too many linked files", p.display()));
+                continue;
+            }
+            *budget -= 1;
+            match read_linked(&p) {
+                Ok((ssrc, ())) => {
+                    let stext = ssrc.text()?;
+                    let sdoc: RawDoc<'_> = serde_json::from_str(stext)
+                        .map_err(|e| InputError::from_json(&ssrc.display, &ssrc.bytes, "ATIF subagent trajectory", &e))?;
+                    t.provenance.files.push(ssrc.provenance("subagent_transcript"));
+                    let ix = u32::try_from(t.provenance.files.len() - 1).unwrap_or(u32::MAX);
+                    let name = format!("subagent:{session}");
+                    append_steps(t, &ssrc, ix, &sdoc.steps, Some(&name), budget)?;
+                }
+                Err(e) => t.notes.push(format!("subagent trajectory {} could not be read: {e}", p.display())),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Finished when the main agent's last action is a finish tool; stopped when its last step
+/// is a reply without calls; unknown otherwise (the run was cut, or the file says no more).
+fn termination_from_steps(t: &Trajectory) -> Termination {
+    let last = t.steps.iter().rev().find(|s| s.role == Role::Assistant && s.agent.is_none());
+    match last {
+        Some(s) if s.tool_calls.iter().any(|c| is_finish_tool(&c.name)) => {
+            let name = s.tool_calls.iter().find(|c| is_finish_tool(&c.name)).map(|c| c.name.clone()).unwrap_or_default();
+            Termination {
+                raw: Some(format!("tool:{name}")),
+                source: Some("last agent step".into()),
+                ..Termination::of(TerminationKind::AgentFinished)
+            }
+        }
+        Some(s) if s.tool_calls.is_empty() && s.format_error.is_none() => {
+            Termination { source: Some("last agent step".into()), ..Termination::of(TerminationKind::AgentStoppedWithoutFinish) }
+        }
+        _ => Termination::unknown(),
+    }
+}
+
+/// A standalone ATIF file (no Harbor trial result beside it).
+pub struct Atif;
+
+impl Adapter for Atif {
+    fn name(&self) -> &'static str {
+        "atif"
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "ATIF trajectory (Harbor agent/trajectory.json, v1.0-1.7)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        match j.str("schema_version") {
+            Some(v) if v.starts_with("ATIF-") => marker(format!("schema_version {v}")),
+            Some(v) => Err(format!("schema_version {v} is not ATIF")),
+            None => Err("no schema_version".into()),
+        }
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let mut t = parse_file(&unit.primary.path, &unit.primary.display, Vec::new(), self.name())?;
+        t.task_id = task_from_path(&unit.primary.path).or_else(|| t.session_id.clone()).unwrap_or_else(|| "unknown".into());
+        t.notes.push("no Harbor trial result.json beside this trajectory: outcome comes from a verdict file, if any".into());
+        out.emit(t);
+        Ok(())
+    }
+}
+
+/// `<task>__<suffix>/agent/trajectory.json` → `<task>`; otherwise the file's stem
+/// (`hello-world.trajectory.json` → `hello-world`).
+fn task_from_path(p: &Path) -> Option<String> {
+    let parent = p.parent()?;
+    if parent.file_name().is_some_and(|n| n == "agent") {
+        if let Some(trial_dir) = parent.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()) {
+            if let Some((task, _)) = trial_dir.rsplit_once("__") {
+                return Some(task.to_string());
+            }
+        }
+    }
+    let name = p.file_name()?.to_string_lossy().into_owned();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    let stem = stem.strip_suffix(".trajectory").unwrap_or(stem);
+    (stem != "trajectory").then(|| stem.to_string())
+}

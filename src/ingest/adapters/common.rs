@@ -1,0 +1,189 @@
+//! Small pieces every adapter needs: text from content parts, arguments that may be JSON
+//! inside a string, timestamps, and a blank record to fill.
+
+use serde_json::Value;
+
+use crate::model::{Outcome, Provenance, SourceFile, Termination, ToolCall, Trajectory, Usage};
+
+/// A record with identity and provenance only; the adapter fills in the rest.
+#[must_use]
+pub fn blank(task_id: impl Into<String>, harness: impl Into<String>, adapter: &str, version: u32, files: Vec<SourceFile>) -> Trajectory {
+    Trajectory {
+        record_version: crate::model::RECORD_VERSION,
+        id: String::new(),
+        task_id: task_id.into(),
+        arm: None,
+        trial: 0,
+        harness: harness.into(),
+        harness_version: None,
+        model: None,
+        session_id: None,
+        steps: Vec::new(),
+        termination: Termination::unknown(),
+        outcome: Outcome::unknown(),
+        declared_tools: None,
+        usage: Usage::default(),
+        started_at: None,
+        ended_at: None,
+        submission: None,
+        unpaired_results: Vec::new(),
+        notes: Vec::new(),
+        provenance: Provenance { adapter: adapter.to_string(), adapter_version: version, format_version: None, files },
+    }
+}
+
+/// Text of a message `content` that may be a string, a list of parts (`{type: text, text}`,
+/// `{type: image, ...}`), or absent. Non-text parts are named, not dropped silently.
+#[must_use]
+pub fn content_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            let mut out = String::new();
+            for p in parts {
+                let piece = match p {
+                    Value::String(s) => s.clone(),
+                    Value::Object(o) => {
+                        if let Some(t) = o.get("text").and_then(Value::as_str) {
+                            t.to_string()
+                        } else if let Some(c) = o.get("content") {
+                            content_text(c)
+                        } else {
+                            let kind = o.get("type").and_then(Value::as_str).unwrap_or("part");
+                            format!("[{kind}]")
+                        }
+                    }
+                    other => other.to_string(),
+                };
+                if !out.is_empty() && !piece.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&piece);
+            }
+            out
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A tool call whose arguments may be an object, or JSON inside a string (OpenAI, Codex).
+#[must_use]
+pub fn tool_call(id: Option<String>, name: impl Into<String>, args: &Value) -> ToolCall {
+    let (arguments, raw_arguments) = match args {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(v) => (v, None),
+            Err(_) if s.trim().is_empty() => (Value::Object(serde_json::Map::new()), None),
+            Err(_) => (Value::Null, Some(s.clone())),
+        },
+        other => (other.clone(), None),
+    };
+    ToolCall { id, name: name.into(), arguments, raw_arguments }
+}
+
+/// Seconds between two RFC 3339 (or naive ISO 8601, read as UTC) timestamps.
+#[must_use]
+pub fn seconds_between(start: &str, end: &str) -> Option<f64> {
+    let a = parse_time(start)?;
+    let b = parse_time(end)?;
+    let d = b.duration_since(a);
+    Some(d.as_secs_f64())
+}
+
+#[must_use]
+pub fn parse_time(s: &str) -> Option<jiff::Timestamp> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t);
+    }
+    let dt = s.parse::<jiff::civil::DateTime>().ok()?;
+    dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+}
+
+/// Tool names that end a run by the agent's own choice, across the harnesses coroner reads.
+/// Used only to tell "finished" from "stopped"; the classifier's harness profiles refine it.
+pub const FINISH_TOOLS: &[&str] =
+    &["finish", "submit", "mark_task_complete", "task_complete", "attempt_completion", "complete_task", "exit", "done", "final_answer"];
+
+#[must_use]
+pub fn is_finish_tool(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    FINISH_TOOLS.contains(&n.as_str())
+}
+
+/// Phrases harnesses put in an observation when the model's reply did not parse.
+#[must_use]
+pub fn looks_like_format_error(text: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(parsing errors?|parse error|could not parse|failed to parse|invalid json|no valid json|missing required fields|format error|exactly one (bash )?code block|did not (contain|include) (a|any) (valid )?(command|action|tool call))",
+        )
+        .expect("static regex")
+    })
+    .is_match(text)
+}
+
+/// A number from a JSON value that may be an integer, a float or a numeric string.
+#[must_use]
+pub fn num(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+#[must_use]
+pub fn uint(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+#[must_use]
+pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The first number in `text` after `after` ("timed out after 600.0 seconds" → 600).
+#[must_use]
+pub fn number_after(text: &str, after: &str) -> Option<f64> {
+    let i = text.find(after)? + after.len();
+    let rest = text[i..].trim_start();
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    rest[..end].trim_end_matches('.').parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_parts_and_strings() {
+        let v: Value = serde_json::json!([{"type": "text", "text": "a"}, {"type": "image", "source": {}}]);
+        assert_eq!(content_text(&v), "a\n[image]");
+        assert_eq!(content_text(&Value::String("x".into())), "x");
+    }
+
+    #[test]
+    fn arguments_inside_strings() {
+        let c = tool_call(None, "shell", &Value::String(r#"{"command": ["ls"]}"#.into()));
+        assert_eq!(c.arguments["command"][0], "ls");
+        let bad = tool_call(None, "shell", &Value::String("{oops".into()));
+        assert_eq!(bad.raw_arguments.as_deref(), Some("{oops"));
+        assert!(bad.arguments.is_null());
+    }
+
+    #[test]
+    fn timestamps_with_and_without_zone() {
+        assert_eq!(seconds_between("2026-01-25T21:47:36Z", "2026-01-25T21:48:36.5Z"), Some(60.5));
+        assert_eq!(seconds_between("2026-01-25T16:36:01", "2026-01-25T16:36:02"), Some(1.0));
+    }
+
+    #[test]
+    fn numbers_after_words() {
+        assert_eq!(number_after("Agent execution timed out after 600.0 seconds", "after"), Some(600.0));
+    }
+}

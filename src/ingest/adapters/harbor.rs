@@ -1,0 +1,296 @@
+//! Harbor job and trial directories.
+//!
+//! A trial directory (`<task>__<id>/`) holds `result.json` (the TrialResult: rewards, the
+//! exception that ended the trial, token counts, timings) and `agent/trajectory.json` (ATIF),
+//! beside native agent logs. The trial result is the primary file: it claims everything in its
+//! directory, so a native log next to the ATIF file is never counted as a second attempt.
+//! The job's own `result.json` and `config.json` are metadata.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::atif;
+use super::common::{blank, number_after, seconds_between};
+use crate::ingest::diag::InputError;
+use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
+use crate::ingest::probe::Probe;
+use crate::ingest::source::Source;
+use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Termination, TerminationKind, TestResult};
+
+#[derive(Deserialize)]
+struct RawTrial {
+    task_name: String,
+    trial_name: String,
+    #[serde(default)]
+    config: Value,
+    #[serde(default)]
+    agent_info: Option<RawAgentInfo>,
+    #[serde(default)]
+    agent_result: Option<RawAgentResult>,
+    #[serde(default)]
+    verifier_result: Option<RawVerifier>,
+    #[serde(default)]
+    exception_info: Option<RawException>,
+    #[serde(default)]
+    started_at: Option<String>,
+    #[serde(default)]
+    finished_at: Option<String>,
+    #[serde(default)]
+    agent_execution: Option<RawTiming>,
+}
+
+#[derive(Deserialize)]
+struct RawAgentInfo {
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    model_info: Option<RawModelInfo>,
+}
+
+#[derive(Deserialize)]
+struct RawModelInfo {
+    name: String,
+    #[serde(default)]
+    provider: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawAgentResult {
+    n_input_tokens: Option<u64>,
+    n_cache_tokens: Option<u64>,
+    n_output_tokens: Option<u64>,
+    cost_usd: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct RawVerifier {
+    #[serde(default)]
+    rewards: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawException {
+    exception_type: String,
+    #[serde(default)]
+    exception_message: String,
+}
+
+#[derive(Deserialize)]
+struct RawTiming {
+    started_at: Option<String>,
+    finished_at: Option<String>,
+}
+
+/// Maps a trial's exception to how the run ended. Names are Harbor's exception classes.
+#[must_use]
+pub fn termination_for_exception(kind: &str, message: &str) -> Termination {
+    let budget = |b, by| Termination::budget(b, by);
+    let mut t = match kind {
+        "AgentTimeoutError" => {
+            let mut t = budget(Budget::WallTime, Enforcer::Benchmark);
+            t.limit = number_after(message, "after");
+            t
+        }
+        "ContextLengthExceededError" => budget(Budget::Context, Enforcer::Provider),
+        "OutputLengthExceededError" => budget(Budget::OutputTokens, Enforcer::Provider),
+        "VerifierTimeoutError"
+        | "VerifierOutputParseError"
+        | "RewardFileNotFoundError"
+        | "RewardFileEmptyError"
+        | "DaytonaError"
+        | "ModalError" => Termination::of(TerminationKind::Infrastructure),
+        k if k.starts_with("Environment") || k.starts_with("RewardFile") || k.contains("Docker") || k.contains("Sandbox") => {
+            Termination::of(TerminationKind::Infrastructure)
+        }
+        _ => {
+            static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            let re = INFRA.get_or_init(|| {
+                regex::Regex::new(r"(?i)(docker|compose|container|sandbox|daytona|environment|agent setup failed|install|network|connection (refused|reset|error)|rate limit|retry|retries)")
+                    .expect("static regex")
+            });
+            if re.is_match(message) || re.is_match(kind) {
+                Termination::of(TerminationKind::Infrastructure)
+            } else {
+                Termination::of(TerminationKind::HarnessError)
+            }
+        }
+    };
+    t.raw = Some(kind.to_string());
+    t.source = Some("result.json exception_info.exception_type".into());
+    let first = message.lines().next().unwrap_or("").trim();
+    if !first.is_empty() {
+        t.detail = Some(first.chars().take(300).collect());
+    }
+    t
+}
+
+/// A Harbor trial directory, read through its `result.json`.
+pub struct HarborTrial;
+
+impl Adapter for HarborTrial {
+    fn name(&self) -> &'static str {
+        "harbor"
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "Harbor trial directory (result.json + agent/trajectory.json)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        if j.has("trial_name") && j.has("task_name") && (j.has("agent_info") || j.has("verifier_result") || j.has("trial_uri")) {
+            return marker("trial result (task_name, trial_name, agent_info)");
+        }
+        if j.has("trial_name") && j.has("task_name") && j.truncated {
+            return structure("trial result keys (task_name, trial_name)");
+        }
+        Err("no task_name/trial_name".into())
+    }
+
+    fn companions(&self, primary: &Path, files: &FileSet) -> Vec<PathBuf> {
+        let Some(dir) = primary.parent() else { return Vec::new() };
+        files.range(dir.to_path_buf()..).take_while(|(p, _)| p.starts_with(dir)).map(|(p, _)| p.clone()).filter(|p| p != primary).collect()
+    }
+
+    fn parse(&self, unit: &Unit, ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let src = Source::read(&unit.primary.path, &unit.primary.display)?;
+        let trial: RawTrial = src.json("Harbor trial result")?;
+        let files = vec![src.provenance("trial_result")];
+        let dir = unit.primary.path.parent().unwrap_or(Path::new(""));
+        let atif_path = dir.join("agent").join("trajectory.json");
+        let atif_entry = unit.companions.iter().find(|c| c.path == atif_path);
+        let mut t = match atif_entry {
+            Some(e) => atif::parse_file(&e.path, &e.display, files, self.name())?,
+            None => {
+                let mut t = blank("", "", self.name(), self.version(), files);
+                t.notes.push("the trial has no agent/trajectory.json: the record has no steps".into());
+                t
+            }
+        };
+        let atif_harness = t.harness.clone();
+        t.task_id = trial.task_name.clone();
+        if let Some(info) = &trial.agent_info {
+            t.harness = info.name.clone();
+            if t.harness_version.is_none() {
+                t.harness_version = info.version.clone().filter(|v| !v.is_empty() && v != "unknown");
+            }
+        } else if !atif_harness.is_empty() {
+            t.harness = atif_harness;
+        }
+        let configured = trial.config.pointer("/agent/model_name").and_then(Value::as_str).map(ToString::to_string);
+        let from_info = trial.agent_info.as_ref().and_then(|i| i.model_info.as_ref()).map(|m| match &m.provider {
+            Some(p) if !p.is_empty() => format!("{p}/{}", m.name),
+            _ => m.name.clone(),
+        });
+        t.model = configured.or(from_info).or(t.model.take());
+        t.trial = trial_index(&unit.primary.path, &trial.trial_name, ctx);
+        t.started_at = trial.started_at.clone();
+        t.ended_at = trial.finished_at.clone();
+        if let Some(ar) = &trial.agent_result {
+            t.usage.prompt_tokens = ar.n_input_tokens.or(t.usage.prompt_tokens);
+            t.usage.cached_tokens = ar.n_cache_tokens.or(t.usage.cached_tokens);
+            t.usage.completion_tokens = ar.n_output_tokens.or(t.usage.completion_tokens);
+            t.usage.cost_usd = ar.cost_usd.or(t.usage.cost_usd);
+        }
+        let agent_secs = trial
+            .agent_execution
+            .as_ref()
+            .and_then(|a| Some((a.started_at.as_deref()?, a.finished_at.as_deref()?)))
+            .and_then(|(a, b)| seconds_between(a, b));
+        t.usage.wall_seconds = agent_secs;
+
+        t.outcome = outcome(&trial, &unit.primary.display);
+        if let Some(ex) = &trial.exception_info {
+            let mut term = termination_for_exception(&ex.exception_type, &ex.exception_message);
+            if term.budget == Some(Budget::WallTime) {
+                term.consumed = agent_secs;
+            }
+            t.termination = term;
+            if t.outcome.status == OutcomeStatus::Unknown {
+                t.outcome = Outcome::new(OutcomeStatus::Errored, unit.primary.display.clone(), "exception_info");
+                t.outcome.detail = Some(format!("no reward: the trial ended with {}", ex.exception_type));
+            }
+        }
+        for c in &unit.companions {
+            if c.path != atif_path
+                && c.path.starts_with(dir.join("agent"))
+                && c.display.ends_with(".json")
+                && !c.display.contains("/episode-")
+            {
+                t.notes.push(format!("native agent log kept beside ATIF, not parsed: {}", c.rel));
+            }
+        }
+        out.emit(t);
+        Ok(())
+    }
+}
+
+fn outcome(trial: &RawTrial, display: &str) -> Outcome {
+    let Some(rewards) = trial.verifier_result.as_ref().and_then(|v| v.rewards.as_ref()) else { return Outcome::unknown() };
+    let reward = rewards.get("reward").and_then(Value::as_f64).or_else(|| {
+        let vals: Vec<f64> = rewards.values().filter_map(Value::as_f64).collect();
+        #[expect(clippy::cast_precision_loss, reason = "a handful of rewards")]
+        (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+    });
+    let Some(r) = reward else { return Outcome::unknown() };
+    let field = if rewards.contains_key("reward") { "verifier_result.rewards.reward" } else { "verifier_result.rewards (mean)" };
+    let mut o = Outcome::from_reward(r, display, field);
+    o.tests = rewards
+        .iter()
+        .filter(|(k, _)| k.as_str() != "reward")
+        .map(|(k, v)| TestResult { name: k.clone(), status: v.to_string() })
+        .collect();
+    o
+}
+
+/// The trial's rank among the trials of the same task in the same job directory, by name.
+/// Harbor names trials `<task, maybe shortened>__<random id>`, so siblings share the part
+/// before the last `__`.
+fn trial_index(primary: &Path, trial_name: &str, ctx: &Ctx<'_>) -> u32 {
+    let Some(job) = primary.parent().and_then(Path::parent) else { return 0 };
+    let stem = |n: &str| n.rsplit_once("__").map_or(n.to_string(), |(a, _)| a.to_string());
+    let mine = stem(trial_name);
+    let mut names: Vec<String> = ctx
+        .cousins("harbor", job)
+        .iter()
+        .filter_map(|p| p.parent()?.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| stem(n) == mine)
+        .collect();
+    names.sort();
+    names.iter().position(|n| n == trial_name).and_then(|i| u32::try_from(i).ok()).unwrap_or(0)
+}
+
+/// A Harbor job's own `result.json` (aggregate stats) and job/trial `config.json`.
+pub struct HarborJob;
+
+impl Adapter for HarborJob {
+    fn name(&self) -> &'static str {
+        "harbor-job"
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Metadata
+    }
+
+    fn describe(&self) -> &'static str {
+        "Harbor job summary or configuration; trials are read from their own directories"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        if j.has("n_total_trials") && j.has("stats") {
+            return marker("job result (n_total_trials, stats)");
+        }
+        if p.name == "config.json" && (j.has("job_name") || j.has("jobs_dir") || (j.has("trial_name") && j.has("trials_dir"))) {
+            return marker("job or trial config (job_name / trials_dir)");
+        }
+        Err("no n_total_trials/stats or job config keys".into())
+    }
+}

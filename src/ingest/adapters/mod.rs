@@ -1,0 +1,35 @@
+//! One adapter per format, and the ordered list detection walks.
+
+pub mod atif;
+pub mod common;
+pub mod coroner_jsonl;
+pub mod harbor;
+
+use super::format::Adapter;
+use super::outcomes::{swebench, table};
+
+/// Every adapter, in the order detection prefers them on equal evidence.
+#[must_use]
+pub fn all() -> &'static [&'static dyn Adapter] {
+    &[
+        &coroner_jsonl::CoronerJsonl,
+        &harbor::HarborTrial,
+        &atif::Atif,
+        &harbor::HarborJob,
+        &swebench::SweBenchReport,
+        &swebench::SweBenchRunReport,
+        &swebench::Predictions,
+        &swebench::ExitStatuses,
+        &table::VerdictTable,
+    ]
+}
+
+#[must_use]
+pub fn by_name(name: &str) -> Option<&'static dyn Adapter> {
+    all().iter().copied().find(|a| a.name() == name)
+}
+
+#[must_use]
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|a| a.name()).collect()
+}

@@ -1,0 +1,124 @@
+//! Chooses the adapter for a file: the detection cascade.
+//!
+//! Order of evidence, strongest first (difftastic's `guess_language`): a `--format` override;
+//! an explicit marker field; a structural sniff; the file name. Files no adapter claims are
+//! either known non-transcripts (skipped, with the reason) or quarantined with a diagnostic that
+//! lists every format tried and why each was rejected.
+
+use super::diag::{InputError, InputErrorKind};
+use super::format::{Adapter, Detection, FileRole, Strength};
+use super::probe::Probe;
+
+/// The result of detection for one file.
+pub enum Detected {
+    Adapter { adapter: &'static dyn Adapter, detection: Detection },
+    Skip(String),
+    Quarantine(InputError),
+}
+
+/// Extensions that are never transcripts, with the reason shown in the summary.
+const SKIP_EXTENSIONS: &[(&[&str], &str)] = &[
+    (&["png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "pdf", "mp4", "webm"], "image or media file"),
+    (&["gz", "tgz", "tar", "bz2", "xz", "zst", "whl", "so", "pyc", "o", "a"], "archive or compiled file"),
+    (&["md", "rst", "html", "css"], "document, not a transcript"),
+    (&["patch", "diff"], "patch file"),
+    (&["py", "sh", "rs", "go", "ts", "js", "toml", "lock", "cfg", "ini", "dockerfile"], "source or configuration file"),
+    (&["log", "txt", "out", "err", "cast"], "plain log without a known transcript format"),
+];
+
+const SKIP_NAMES: &[(&str, &str)] = &[(".ds_store", "Finder metadata"), (".gitignore", "git metadata"), (".gitkeep", "git metadata")];
+
+/// Runs the cascade over every adapter.
+#[must_use]
+pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], forced: Option<&'static dyn Adapter>) -> Detected {
+    if probe.size == 0 {
+        return Detected::Quarantine(
+            InputError::new(InputErrorKind::Empty, display, "read a transcript: the file is empty")
+                .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"),
+        );
+    }
+    if let Some((_, reason)) = SKIP_NAMES.iter().find(|(n, _)| *n == probe.name) {
+        return Detected::Skip((*reason).to_string());
+    }
+    let ext = probe.ext();
+    let media = SKIP_EXTENSIONS.iter().take(2).find(|(exts, _)| exts.contains(&ext));
+    if let Some((_, reason)) = media {
+        return Detected::Skip((*reason).to_string());
+    }
+
+    let mut rejections: Vec<(&'static str, String)> = Vec::new();
+    let mut best: Option<(&'static dyn Adapter, Detection)> = None;
+    for &a in adapters {
+        match a.sniff(probe) {
+            Ok(d) => {
+                if best.as_ref().is_none_or(|(_, b)| d.strength > b.strength) {
+                    best = Some((a, d));
+                }
+            }
+            Err(why) => rejections.push((a.name(), why)),
+        }
+    }
+    if let Some(f) = forced {
+        // An override never turns a verdict file or run metadata into a transcript.
+        let keep = best.as_ref().is_some_and(|(a, d)| a.role() != FileRole::Transcript && d.strength == Strength::Marker);
+        if !keep {
+            return Detected::Adapter { adapter: f, detection: Detection { strength: Strength::Marker, reason: "--format".into() } };
+        }
+    }
+    if let Some((adapter, detection)) = best {
+        return Detected::Adapter { adapter, detection };
+    }
+    if let Some((_, reason)) = SKIP_EXTENSIONS.iter().skip(2).find(|(exts, _)| exts.contains(&ext)) {
+        if !probe.binary {
+            return Detected::Skip((*reason).to_string());
+        }
+    }
+    Detected::Quarantine(unknown(probe, display, &rejections))
+}
+
+fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) -> InputError {
+    let tried = rejections.iter().map(|(n, why)| format!("{n}: {why}")).collect::<Vec<_>>().join("; ");
+    if probe.binary {
+        if let Some(nul) = memchr::memchr(0, &probe.prefix) {
+            return InputError::new(InputErrorKind::Binary, display, "read a transcript: the file is binary")
+                .with_help("no supported format is binary except Inspect `.eval` (ZIP) logs; is this the right file?")
+                .at_offset(&probe.prefix, nul, "NUL byte");
+        }
+        if let Err(e) = std::str::from_utf8(&probe.prefix) {
+            return InputError::invalid_utf8(display, &probe.prefix, &e);
+        }
+    }
+    if let Some(shape) = probe.json.as_ref().filter(|_| probe.jsonl.is_none()) {
+        if let Some((msg, line, col)) = &shape.error {
+            let kind = if msg.contains("recursion limit") { InputErrorKind::TooDeep } else { InputErrorKind::Syntax };
+            let help = if kind == InputErrorKind::TooDeep {
+                "the JSON nests deeper than 128 levels; no transcript format does that".to_string()
+            } else {
+                format!("the file starts like JSON but is not valid JSON here; formats tried: {tried}")
+            };
+            return InputError::new(kind, display, format!("parse JSON: {msg}")).with_help(help).at_line_col(
+                &probe.prefix,
+                *line,
+                *col,
+                msg.clone(),
+            );
+        }
+    }
+    let seen = probe
+        .json
+        .as_ref()
+        .or(probe.jsonl.as_ref())
+        .map(|s| {
+            let keys: Vec<&str> = s
+                .keys
+                .keys()
+                .filter(|k| !k.contains('.') || k.starts_with("[].") && k.matches('.').count() == 1)
+                .map(String::as_str)
+                .take(12)
+                .collect();
+            format!(" (top-level keys: {})", keys.join(", "))
+        })
+        .unwrap_or_default();
+    InputError::new(InputErrorKind::UnknownFormat, display, format!("recognize the format{seen}"))
+        .with_help(format!("formats tried: {tried}. Name one with --format, or convert the file to coroner JSONL"))
+}

@@ -1,0 +1,170 @@
+//! Joins verdicts and statuses from outcome files to the trajectories they describe.
+//!
+//! An outcome file applies to the trajectories below its scope directory, so two arms in
+//! sibling directories with the same task ids never borrow each other's verdicts; when several
+//! apply, the nearest (deepest scope) wins, and files given with `--verdicts` win over all.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::model::{Outcome, SourceFile};
+
+/// What an outcome file says about one task (or trial).
+#[derive(Debug, Clone, Default)]
+pub struct JoinEntry {
+    /// Task id, instance id, trial name or session id the entry is keyed by.
+    pub key: String,
+    pub outcome: Option<Outcome>,
+    /// The harness's exit status for the task (`Submitted`, `LimitsExceeded`, ...).
+    pub exit_status: Option<String>,
+    /// The submitted patch or answer.
+    pub submission: Option<String>,
+}
+
+/// Where an outcome file applies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The directory of the file (the default).
+    #[default]
+    FileDir,
+    /// A given directory and everything below it.
+    Dir(PathBuf),
+    /// Every trajectory of the run (`--verdicts`).
+    Global,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OutcomeFile {
+    pub scope: Scope,
+    pub entries: Vec<JoinEntry>,
+}
+
+#[derive(Debug)]
+struct Scoped {
+    dir: Option<PathBuf>,
+    depth: usize,
+    file: SourceFile,
+    entry: JoinEntry,
+}
+
+/// Outcome entries by key.
+#[derive(Debug, Default)]
+pub struct JoinIndex {
+    by_key: HashMap<String, Vec<Scoped>>,
+}
+
+/// One joined fact with the file it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Joined<'a, T> {
+    pub value: &'a T,
+    pub file: &'a SourceFile,
+}
+
+impl JoinIndex {
+    /// Adds the entries of one file, read from `path`.
+    pub fn add(&mut self, path: &Path, file: SourceFile, of: OutcomeFile) {
+        let dir = match of.scope {
+            Scope::Global => None,
+            Scope::FileDir => Some(path.parent().map(Path::to_path_buf).unwrap_or_default()),
+            Scope::Dir(d) => Some(d),
+        };
+        let depth = dir.as_ref().map_or(0, |d| d.components().count());
+        for entry in of.entries {
+            self.by_key.entry(entry.key.clone()).or_default().push(Scoped { dir: dir.clone(), depth, file: file.clone(), entry });
+        }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    fn best<'a, T>(&'a self, keys: &[&str], path: &Path, get: impl Fn(&'a JoinEntry) -> Option<&'a T>) -> Option<Joined<'a, T>> {
+        let mut best: Option<(usize, &Scoped, &T)> = None;
+        for key in keys {
+            for s in self.by_key.get(*key).into_iter().flatten() {
+                let Some(v) = get(&s.entry) else { continue };
+                let rank = match &s.dir {
+                    None => usize::MAX,
+                    Some(d) if path.starts_with(d) => s.depth,
+                    Some(_) => continue,
+                };
+                // Ties keep the first file in input order, so results never depend on threads.
+                if best.as_ref().is_none_or(|(r, _, _)| rank > *r) {
+                    best = Some((rank, s, v));
+                }
+            }
+            if best.is_some() {
+                break;
+            }
+        }
+        best.map(|(_, s, v)| Joined { value: v, file: &s.file })
+    }
+
+    /// The verdict for the first of `keys` that has one, for a trajectory read from `path`.
+    #[must_use]
+    pub fn outcome(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, Outcome>> {
+        self.best(keys, path, |e| e.outcome.as_ref())
+    }
+
+    #[must_use]
+    pub fn exit_status(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, String>> {
+        self.best(keys, path, |e| e.exit_status.as_ref())
+    }
+
+    #[must_use]
+    pub fn submission(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, String>> {
+        self.best(keys, path, |e| e.submission.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OutcomeStatus;
+
+    fn file(p: &str) -> SourceFile {
+        SourceFile { path: p.into(), sha256: String::new(), role: "outcome".into() }
+    }
+
+    fn entry(key: &str, status: OutcomeStatus) -> JoinEntry {
+        JoinEntry { key: key.into(), outcome: Some(Outcome::new(status, "f", "x")), ..JoinEntry::default() }
+    }
+
+    #[test]
+    fn nearest_scope_wins_and_siblings_never_match() {
+        let mut ix = JoinIndex::default();
+        ix.add(
+            Path::new("runs/a/report.json"),
+            file("a"),
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)] },
+        );
+        ix.add(
+            Path::new("runs/report.json"),
+            file("root"),
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Failed)] },
+        );
+        ix.add(
+            Path::new("runs/b/report.json"),
+            file("b"),
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t2", OutcomeStatus::Passed)] },
+        );
+        let a = ix.outcome(&["t1"], Path::new("runs/a/x/t1.traj.json")).unwrap();
+        assert_eq!(a.file.path, "a");
+        let c = ix.outcome(&["t1"], Path::new("runs/c/t1.traj.json")).unwrap();
+        assert_eq!(c.file.path, "root");
+        assert!(ix.outcome(&["t2"], Path::new("runs/a/t2.traj.json")).is_none());
+    }
+
+    #[test]
+    fn global_verdicts_win() {
+        let mut ix = JoinIndex::default();
+        ix.add(
+            Path::new("runs/a/report.json"),
+            file("a"),
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)] },
+        );
+        ix.add(Path::new("v.csv"), file("v"), OutcomeFile { scope: Scope::Global, entries: vec![entry("t1", OutcomeStatus::Failed)] });
+        assert_eq!(ix.outcome(&["t1"], Path::new("runs/a/t1.json")).unwrap().file.path, "v");
+    }
+}

@@ -1,0 +1,4 @@
+//! Readers for outcome files: verdicts and statuses joined to trajectories by task id.
+
+pub mod swebench;
+pub mod table;

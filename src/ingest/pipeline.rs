@@ -1,0 +1,373 @@
+//! The ingest run: walk, detect, read outcome files, group units, parse in parallel, emit in
+//! order.
+//!
+//! Units are parsed by rayon in bounded batches and written in input order, so memory holds at
+//! most one batch of trajectories and the output bytes do not depend on the thread count.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use super::adapters;
+use super::detect::{Detected, detect};
+use super::diag::{InputError, InputErrorKind, display_path};
+use super::format::{Adapter, Ctx, FileEntry, FileRole, FileSet, Output, Unit};
+use super::join::{JoinIndex, Scope};
+use super::probe::Probe;
+use super::source::Source;
+use super::walk;
+use crate::model::{RECORD_VERSION, Trajectory, pair_results, trajectory_id};
+
+/// What to ingest and how.
+#[derive(Debug, Clone, Default)]
+pub struct IngestOptions {
+    pub inputs: Vec<PathBuf>,
+    /// `--format`: an adapter name that overrides detection.
+    pub format: Option<String>,
+    /// `--verdicts`: outcome files that apply to every trajectory.
+    pub verdicts: Vec<PathBuf>,
+}
+
+/// What happened to one input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    /// Parsed as a transcript into this many trajectories.
+    Ingested { adapter: &'static str, trajectories: usize },
+    /// Read as part of another file's record (a trial's trajectory, a run's metadata).
+    Companion { adapter: &'static str },
+    /// Read as an outcome file and joined by task id.
+    Outcome { adapter: &'static str, entries: usize },
+    /// Understood and not a transcript.
+    Skipped { reason: String },
+    /// Could not be used; its diagnostic is in `Summary::diagnostics`.
+    Quarantined { kind: InputErrorKind },
+}
+
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    pub display: String,
+    pub status: FileStatus,
+}
+
+/// The accounting of one run: every input appears in `files` exactly once.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub files: Vec<FileReport>,
+    /// Every problem, quarantined files and bad records alike, in input order.
+    pub diagnostics: Vec<InputError>,
+    pub trajectories: usize,
+    pub per_adapter: BTreeMap<&'static str, usize>,
+    /// Records dropped from files that were otherwise ingested (one bad JSONL line).
+    pub quarantined_records: usize,
+}
+
+impl Summary {
+    #[must_use]
+    pub fn quarantined_files(&self) -> usize {
+        self.files.iter().filter(|f| matches!(f.status, FileStatus::Quarantined { .. })).count()
+    }
+
+    /// Anything was quarantined: the run is partial.
+    #[must_use]
+    pub fn is_partial(&self) -> bool {
+        self.quarantined_files() > 0 || self.quarantined_records > 0
+    }
+}
+
+/// Errors that stop a run before any input is read.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum IngestError {
+    #[error("failed to find a format named `{0}`")]
+    #[diagnostic(code(coroner::usage::format), help("known formats: {1}"))]
+    UnknownFormatName(String, String),
+    #[error("failed to read any input: no files were found")]
+    #[diagnostic(code(coroner::usage::no_input), help("name a transcript file or a run directory"))]
+    NoInput,
+    #[error("failed to write the output")]
+    #[diagnostic(code(coroner::io::write))]
+    Write(#[source] std::io::Error),
+}
+
+/// Batch size of the ordered parallel parse, per thread.
+const BATCH_PER_THREAD: usize = 8;
+
+/// Runs ingest, handing every trajectory to `sink` in a deterministic order.
+///
+/// # Errors
+/// Usage errors, and failures of `sink`; bad inputs are never errors (see [`Summary`]).
+pub fn run(opts: &IngestOptions, sink: &mut dyn FnMut(Trajectory) -> std::io::Result<()>) -> Result<Summary, IngestError> {
+    let all = adapters::all();
+    let forced = match &opts.format {
+        None => None,
+        Some(name) => {
+            Some(adapters::by_name(name).ok_or_else(|| IngestError::UnknownFormatName(name.clone(), adapters::names().join(", ")))?)
+        }
+    };
+    let mut summary = Summary::default();
+    let (files, walk_errors) = walk::collect(&opts.inputs);
+    for e in walk_errors {
+        summary.files.push(FileReport { display: e.path.clone(), status: FileStatus::Quarantined { kind: e.kind } });
+        summary.diagnostics.push(e);
+    }
+    if files.is_empty() && summary.files.is_empty() {
+        return Err(IngestError::NoInput);
+    }
+
+    // Detect every file (parallel, ordered).
+    let detected: Vec<(FileEntry, Detected)> = files
+        .into_par_iter()
+        .map(|f| {
+            let d = match Probe::read(&f.path) {
+                Ok(p) => detect(&p, &f.display, all, forced),
+                Err(e) => Detected::Quarantine(super::source::io_error(&f.display, &e)),
+            };
+            (f, d)
+        })
+        .collect();
+    let fileset: FileSet = detected
+        .iter()
+        .filter_map(|(f, d)| match d {
+            Detected::Adapter { adapter, .. } => Some((f.path.clone(), adapter.name())),
+            _ => None,
+        })
+        .collect();
+
+    // Outcome files first: the join index must be complete before any transcript is parsed.
+    let mut join = JoinIndex::default();
+    let mut statuses: BTreeMap<usize, FileStatus> = BTreeMap::new();
+    let mut diags: BTreeMap<usize, Vec<InputError>> = BTreeMap::new();
+    let outcome_ix: Vec<usize> = detected
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, d))| matches!(d, Detected::Adapter { adapter, .. } if adapter.role() == FileRole::Outcome))
+        .map(|(i, _)| i)
+        .collect();
+    let read: Vec<_> = outcome_ix
+        .par_iter()
+        .map(|&i| {
+            let (f, Detected::Adapter { adapter, .. }) = &detected[i] else { unreachable!("filtered above") };
+            let r = Source::read(&f.path, &f.display).and_then(|src| Ok((adapter.outcomes(&src)?, src.provenance("outcome"))));
+            (i, *adapter, r)
+        })
+        .collect();
+    for (i, adapter, r) in read {
+        match r {
+            Ok((of, file)) => {
+                statuses.insert(i, FileStatus::Outcome { adapter: adapter.name(), entries: of.entries.len() });
+                join.add(&detected[i].0.path, file, of);
+            }
+            Err(e) => {
+                statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
+                diags.entry(i).or_default().push(e);
+            }
+        }
+    }
+    for v in &opts.verdicts {
+        let shown = display_path(v);
+        let r = Probe::read(v)
+            .map_err(|e| super::source::io_error(&shown, &e))
+            .and_then(|p| {
+                let a = all.iter().find(|a| a.role() == FileRole::Outcome && a.sniff(&p).is_ok()).ok_or_else(|| {
+                    InputError::new(InputErrorKind::UnknownFormat, &shown, "recognize the verdict file")
+                        .with_help("verdict files are CSV or JSON mapping task ids to outcomes (task_id,outcome), a SWE-bench report.json, or an sb-cli report")
+                })?;
+                let src = Source::read(v, &shown)?;
+                let mut of = a.outcomes(&src)?;
+                of.scope = Scope::Global;
+                Ok((of, src.provenance("verdicts"), a.name()))
+            });
+        match r {
+            Ok((of, file, name)) => {
+                summary.files.push(FileReport { display: shown, status: FileStatus::Outcome { adapter: name, entries: of.entries.len() } });
+                join.add(v, file, of);
+            }
+            Err(e) => {
+                summary.files.push(FileReport { display: shown, status: FileStatus::Quarantined { kind: e.kind } });
+                summary.diagnostics.push(e);
+            }
+        }
+    }
+
+    // Group transcripts into units: companions are claimed by their primary file.
+    let index_of: BTreeMap<PathBuf, usize> = detected.iter().enumerate().map(|(i, (f, _))| (f.path.clone(), i)).collect();
+    let mut claimed: HashSet<usize> = HashSet::new();
+    let mut units: Vec<(usize, &'static dyn Adapter, Unit)> = Vec::new();
+    let mut companions_of: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (f, d)) in detected.iter().enumerate() {
+        if let Detected::Adapter { adapter, .. } = d {
+            if adapter.role() == FileRole::Transcript {
+                let comps: Vec<usize> = adapter
+                    .companions(&f.path, &fileset)
+                    .iter()
+                    .filter_map(|p| index_of.get(p).copied())
+                    .filter(|&c| c != i && !statuses.contains_key(&c))
+                    .collect();
+                claimed.extend(comps.iter().copied());
+                companions_of.push((i, comps));
+            }
+        }
+    }
+    for (i, comps) in companions_of {
+        if claimed.contains(&i) {
+            continue;
+        }
+        let Detected::Adapter { adapter, .. } = &detected[i].1 else { continue };
+        for &c in &comps {
+            let name = match &detected[c].1 {
+                Detected::Adapter { adapter, .. } => adapter.name(),
+                _ => adapter.name(),
+            };
+            statuses.insert(c, FileStatus::Companion { adapter: name });
+        }
+        let unit = Unit { primary: detected[i].0.clone(), companions: comps.iter().map(|&c| detected[c].0.clone()).collect() };
+        units.push((i, *adapter, unit));
+    }
+
+    // Everything else: skipped, quarantined, or metadata nobody claimed.
+    let unit_ix: HashSet<usize> = units.iter().map(|(u, _, _)| *u).collect();
+    for (i, (f, d)) in detected.iter().enumerate() {
+        if statuses.contains_key(&i) || unit_ix.contains(&i) {
+            continue;
+        }
+        match d {
+            Detected::Adapter { adapter, .. } => {
+                let reason = if claimed.contains(&i) {
+                    format!("{} file claimed by another transcript", adapter.name())
+                } else {
+                    format!("{} ({})", adapter.describe(), adapter.name())
+                };
+                let _ = f;
+                statuses.insert(i, FileStatus::Skipped { reason });
+            }
+            Detected::Skip(reason) => {
+                statuses.insert(i, FileStatus::Skipped { reason: reason.clone() });
+            }
+            Detected::Quarantine(_) => {}
+        }
+    }
+    let mut detected_diags: BTreeMap<usize, InputError> = BTreeMap::new();
+    for (i, (_, d)) in detected.into_iter().enumerate() {
+        if let Detected::Quarantine(e) = d {
+            statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
+            detected_diags.insert(i, e);
+        }
+    }
+    for (i, e) in detected_diags {
+        diags.entry(i).or_default().push(e);
+    }
+
+    // Parse units: ordered batches in parallel.
+    let ctx = Ctx::new(&join, &fileset);
+    let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
+    for chunk in units.chunks(batch) {
+        let parsed: Vec<_> = chunk.par_iter().map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx))).collect();
+        for (i, adapter, (trajs, errs, fatal)) in parsed {
+            let n = trajs.len();
+            for t in trajs {
+                sink(t).map_err(IngestError::Write)?;
+            }
+            summary.trajectories += n;
+            *summary.per_adapter.entry(adapter.name()).or_default() += n;
+            summary.quarantined_records += errs.len();
+            let d = diags.entry(i).or_default();
+            d.extend(errs);
+            match fatal {
+                Some(e) => {
+                    statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
+                    d.push(e);
+                }
+                None => {
+                    statuses.insert(i, FileStatus::Ingested { adapter: adapter.name(), trajectories: n });
+                }
+            }
+        }
+    }
+
+    let mut ordered: Vec<(usize, FileStatus)> = statuses.into_iter().collect();
+    ordered.sort_by_key(|(i, _)| *i);
+    let names: BTreeMap<usize, String> = index_of.iter().map(|(p, i)| (*i, display_path(p))).collect();
+    for (i, status) in ordered {
+        let display = names.get(&i).cloned().unwrap_or_default();
+        summary.files.push(FileReport { display, status });
+    }
+    for (_, ds) in diags {
+        summary.diagnostics.extend(ds);
+    }
+    Ok(summary)
+}
+
+type Parsed = (Vec<Trajectory>, Vec<InputError>, Option<InputError>);
+
+fn parse_unit(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>) -> Parsed {
+    let mut trajs = Vec::new();
+    let mut sink = |t: Trajectory| trajs.push(t);
+    let mut out = Output::new(&mut sink);
+    // A bug in one adapter must cost one file, not the run.
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
+    let errs = std::mem::take(&mut out.diagnostics);
+    drop(out);
+    let fatal = match res {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(ToString::to_string).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+            Some(
+                InputError::new(
+                    InputErrorKind::Corrupt,
+                    &unit.primary.display,
+                    format!("parse as {}: internal error: {msg}", adapter.name()),
+                )
+                .with_help("this is a bug in coroner; please report it with the file"),
+            )
+        }
+    };
+    if fatal.is_some() {
+        trajs.clear();
+    }
+    for (k, t) in trajs.iter_mut().enumerate() {
+        finalize(t, adapter, unit, k, ctx);
+    }
+    (trajs, errs, fatal)
+}
+
+/// The generic part of every record: id, pairing, joined outcome, provenance.
+fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, index: usize, ctx: &Ctx<'_>) {
+    t.record_version = RECORD_VERSION;
+    if t.id.is_empty() {
+        t.id = trajectory_id(&t.task_id, &unit.primary.rel, index);
+    }
+    pair_results(t);
+    if t.provenance.adapter.is_empty() {
+        t.provenance.adapter = adapter.name().to_string();
+        t.provenance.adapter_version = adapter.version();
+    }
+    let path = &unit.primary.path;
+    let owned: Vec<String> = [Some(t.task_id.clone()), t.session_id.clone()].into_iter().flatten().collect();
+    let keys: Vec<&str> = owned.iter().map(String::as_str).collect();
+    if !t.outcome.is_known() {
+        if let Some(j) = ctx.join.outcome(&keys, path) {
+            t.outcome = j.value.clone();
+            push_file(t, j.file);
+        }
+    }
+    if t.submission.is_none() {
+        if let Some(j) = ctx.join.submission(&keys, path) {
+            t.submission = Some(j.value.clone());
+            push_file(t, j.file);
+        }
+    }
+    if t.arm.is_none() {
+        t.arm = Some(match &t.model {
+            Some(m) => format!("{}/{m}", t.harness),
+            None => t.harness.clone(),
+        });
+    }
+}
+
+/// Adds a contributing file to provenance once.
+pub fn push_file(t: &mut Trajectory, f: &crate::model::SourceFile) {
+    if !t.provenance.files.iter().any(|x| x.path == f.path && x.role == f.role) {
+        t.provenance.files.push(f.clone());
+    }
+}

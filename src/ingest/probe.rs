@@ -1,0 +1,351 @@
+//! A cheap look at a file before choosing its adapter.
+//!
+//! Detection must not parse a 1 GB log twice, so it reads a bounded prefix and records what a
+//! format can be recognized by: the top-level JSON keys (and their children one level down)
+//! with their scalar values, whether the prefix is binary, and the first line of JSONL. The JSON
+//! part uses serde_json's own parser on the prefix and keeps whatever it saw before the prefix
+//! ended, so escapes and nesting are handled exactly as the real parse will.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// How much of a file detection reads.
+pub const PROBE_BYTES: usize = 64 * 1024;
+
+/// What detection knows about a file.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub path: PathBuf,
+    /// File name, lower-cased.
+    pub name: String,
+    pub size: u64,
+    pub prefix: Vec<u8>,
+    /// The prefix holds a NUL byte or is not UTF-8 (ignoring a sequence cut at the end).
+    pub binary: bool,
+    /// Shape of the document if it starts like JSON (`{` or `[`).
+    pub json: Option<JsonShape>,
+    /// Shape of the first line if the file looks like JSON Lines (several lines, each an object).
+    pub jsonl: Option<JsonShape>,
+}
+
+/// Keys seen at the top of a JSON document (`a`), one level down (`a.b`) and, for a top-level
+/// array, in its first element (`[].a`, `[].a.b`), each with its value when that is a scalar.
+#[derive(Debug, Clone, Default)]
+pub struct JsonShape {
+    pub top_is_array: bool,
+    pub keys: BTreeMap<String, Scalar>,
+    /// The prefix ended before the document did (normal for large files).
+    pub truncated: bool,
+    /// The JSON was invalid inside the prefix: the parser's message, line and column.
+    pub error: Option<(String, usize, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Str(String),
+    Num(f64),
+    Bool(bool),
+    Null,
+    Object,
+    Array,
+}
+
+impl JsonShape {
+    #[must_use]
+    pub fn has(&self, key: &str) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    #[must_use]
+    pub fn str(&self, key: &str) -> Option<&str> {
+        match self.keys.get(key) {
+            Some(Scalar::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Probe {
+    /// Reads the prefix of `path` and works out its shape.
+    ///
+    /// # Errors
+    /// When the file cannot be opened or read.
+    pub fn read(path: &Path) -> std::io::Result<Self> {
+        let mut f = File::open(path)?;
+        let size = f.metadata()?.len();
+        let mut prefix = Vec::with_capacity(PROBE_BYTES.min(usize::try_from(size).unwrap_or(PROBE_BYTES)));
+        (&mut f).take(PROBE_BYTES as u64).read_to_end(&mut prefix)?;
+        Ok(Self::from_prefix(path, size, prefix))
+    }
+
+    #[must_use]
+    pub fn from_prefix(path: &Path, size: u64, prefix: Vec<u8>) -> Self {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let binary = is_binary(&prefix, size as usize > prefix.len());
+        let complete = size as usize <= prefix.len();
+        let mut json = None;
+        let mut jsonl = None;
+        if !binary {
+            let body = skip_bom_ws(&prefix);
+            if matches!(body.first(), Some(b'{' | b'[')) {
+                let shape = json_shape(body, complete);
+                // A JSON Lines file is invalid JSON right after its first value ends.
+                let first_line_end = memchr::memchr(b'\n', body);
+                let trailing = shape.error.as_ref().is_some_and(|(m, _, _)| m.starts_with("trailing characters"));
+                if trailing && body.first() == Some(&b'{') {
+                    let line = &body[..first_line_end.unwrap_or(body.len())];
+                    jsonl = Some(json_shape(line, true));
+                }
+                json = Some(shape);
+            }
+        }
+        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl }
+    }
+
+    #[must_use]
+    pub fn ext(&self) -> &str {
+        self.name.rsplit_once('.').map_or("", |(_, e)| e)
+    }
+
+    /// The prefix as text (lossy), for formats recognized by their first lines.
+    #[must_use]
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.prefix)
+    }
+
+    /// Names of the ancestors of the file, nearest first, lower-cased.
+    pub fn parents(&self) -> impl Iterator<Item = String> + '_ {
+        self.path.ancestors().skip(1).filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().to_lowercase())
+    }
+}
+
+fn skip_bom_ws(b: &[u8]) -> &[u8] {
+    let b = b.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(b);
+    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    &b[start..]
+}
+
+fn is_binary(prefix: &[u8], cut: bool) -> bool {
+    if memchr::memchr(0, prefix).is_some() {
+        return true;
+    }
+    match std::str::from_utf8(prefix) {
+        Ok(_) => false,
+        // A multi-byte character cut by the prefix boundary is not binary.
+        Err(e) => !(cut && e.error_len().is_none()),
+    }
+}
+
+fn json_shape(body: &[u8], complete: bool) -> JsonShape {
+    let mut shape = JsonShape::default();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let res = de::Deserializer::deserialize_any(&mut de, Top { shape: &mut shape });
+    let res = res.and_then(|()| if complete { de.end() } else { Ok(()) });
+    if let Err(e) = res {
+        if e.is_eof() && !complete {
+            shape.truncated = true;
+        } else {
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            shape.error = Some((msg, e.line(), e.column()));
+        }
+    }
+    shape
+}
+
+struct Top<'a> {
+    shape: &'a mut JsonShape,
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object or array")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        visit_keys(map, self.shape, "", 0)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.shape.top_is_array = true;
+        if seq.next_element_seed(KeysSeed { shape: self.shape, prefix: "[]".into(), depth: 0 })?.is_some() {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+        }
+        Ok(())
+    }
+}
+
+fn visit_keys<'de, A: MapAccess<'de>>(mut map: A, shape: &mut JsonShape, prefix: &str, depth: u8) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<String>()? {
+        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+        if depth == 0 {
+            map.next_value_seed(KeysSeed { shape, prefix: path, depth: 1 })?;
+        } else {
+            let v = map.next_value_seed(ScalarSeed)?;
+            shape.keys.insert(path, v);
+        }
+    }
+    Ok(())
+}
+
+/// Records a value's scalar form under `prefix`, and its keys when it is an object at depth 0.
+struct KeysSeed<'a> {
+    shape: &'a mut JsonShape,
+    prefix: String,
+    depth: u8,
+}
+
+impl<'de> DeserializeSeed<'de> for KeysSeed<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeysSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.shape.keys.insert(self.prefix.clone(), Scalar::Object);
+        visit_keys(map, self.shape, &self.prefix, self.depth)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.shape.keys.insert(self.prefix, Scalar::Array);
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.shape.keys.insert(self.prefix, Scalar::Str(v.chars().take(200).collect()));
+        Ok(())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<(), E> {
+        self.visit_str(&v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.shape.keys.insert(self.prefix, Scalar::Num(v));
+        Ok(())
+    }
+    #[expect(clippy::cast_precision_loss, reason = "detection only looks at magnitudes")]
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.visit_f64(v as f64)
+    }
+    #[expect(clippy::cast_precision_loss, reason = "detection only looks at magnitudes")]
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.shape.keys.insert(self.prefix, Scalar::Bool(v));
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.shape.keys.insert(self.prefix, Scalar::Null);
+        Ok(())
+    }
+}
+
+/// A value reduced to its scalar form; containers are skipped.
+struct ScalarSeed;
+
+impl<'de> DeserializeSeed<'de> for ScalarSeed {
+    type Value = Scalar;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarSeed {
+    type Value = Scalar;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Object)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Array)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v.chars().take(200).collect()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Num(v))
+    }
+    #[expect(clippy::cast_precision_loss, reason = "detection only looks at magnitudes")]
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Num(v as f64))
+    }
+    #[expect(clippy::cast_precision_loss, reason = "detection only looks at magnitudes")]
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+        Ok(Scalar::Num(v as f64))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(text: &str, size: Option<u64>) -> Probe {
+        let size = size.unwrap_or(text.len() as u64);
+        Probe::from_prefix(Path::new("x/f.json"), size, text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn keys_two_levels_deep_with_scalars() {
+        let p = probe(
+            r#"{"info": {"exit_status": "Submitted", "config": {"a": 1}}, "messages": [1,2], "trajectory_format": "mini-swe-agent-1"}"#,
+            None,
+        );
+        let j = p.json.unwrap();
+        assert_eq!(j.str("info.exit_status"), Some("Submitted"));
+        assert_eq!(j.keys.get("info.config"), Some(&Scalar::Object));
+        assert_eq!(j.keys.get("messages"), Some(&Scalar::Array));
+        assert_eq!(j.str("trajectory_format"), Some("mini-swe-agent-1"));
+        assert!(!j.truncated && j.error.is_none());
+    }
+
+    #[test]
+    fn a_cut_prefix_keeps_what_it_saw() {
+        let p = probe(r#"{"schema_version": "ATIF-v1.6", "steps": [{"step_id": 1, "mess"#, Some(1 << 20));
+        let j = p.json.unwrap();
+        assert!(j.truncated);
+        assert_eq!(j.str("schema_version"), Some("ATIF-v1.6"));
+    }
+
+    #[test]
+    fn arrays_report_their_first_element() {
+        let p = probe(r#"[{"role": "Orchestrator", "content": "x"}, {"role": "Coder"}]"#, None);
+        let j = p.json.unwrap();
+        assert!(j.top_is_array);
+        assert_eq!(j.str("[].role"), Some("Orchestrator"));
+    }
+
+    #[test]
+    fn jsonl_is_recognized_by_its_trailing_characters() {
+        let p = probe("{\"type\": \"session_meta\"}\n{\"type\": \"x\"}\n", None);
+        assert!(p.json.unwrap().error.is_some());
+        assert_eq!(p.jsonl.unwrap().str("type"), Some("session_meta"));
+    }
+
+    #[test]
+    fn binary_and_cut_utf8() {
+        assert!(probe("a\0b", None).binary);
+        let mut cut = "é".as_bytes().to_vec();
+        cut.truncate(1);
+        assert!(!Probe::from_prefix(Path::new("f"), 10, cut.clone()).binary);
+        assert!(Probe::from_prefix(Path::new("f"), 1, cut).binary);
+    }
+}

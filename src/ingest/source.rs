@@ -1,0 +1,121 @@
+//! A source file read into memory once, with its digest, for one adapter to parse.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+use super::diag::{InputError, InputErrorKind};
+use crate::model::SourceFile;
+
+/// Files larger than this are refused rather than read whole (a run of one bad file must not
+/// take the machine's memory). Formats that stream (ZIP, JSON Lines) are not bound by it.
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+
+/// A file's bytes, its shown path and its sha256.
+#[derive(Debug)]
+pub struct Source {
+    pub path: PathBuf,
+    pub display: String,
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+    /// Offsets of every newline, built on first use, so spans cost a binary search each.
+    newlines: std::sync::OnceLock<Vec<usize>>,
+}
+
+impl Source {
+    /// Reads `path` whole.
+    ///
+    /// # Errors
+    /// An I/O failure, an empty file, or a file over [`MAX_DOCUMENT_BYTES`].
+    pub fn read(path: &Path, display: &str) -> Result<Self, InputError> {
+        let meta = std::fs::metadata(path).map_err(|e| io_error(display, &e))?;
+        if meta.len() > MAX_DOCUMENT_BYTES {
+            return Err(InputError::new(InputErrorKind::TooLarge, display, format!("read a {} byte document", meta.len()))
+                .with_help("documents over 1 GiB are refused; split the file or use a streaming format (JSON Lines)"));
+        }
+        let bytes = std::fs::read(path).map_err(|e| io_error(display, &e))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(InputError::new(InputErrorKind::Empty, display, "read a transcript: the file is empty")
+                .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"));
+        }
+        let sha256 = sha256_hex(&bytes);
+        Ok(Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() })
+    }
+
+    /// An in-memory source (tests, ZIP members).
+    #[must_use]
+    pub fn from_bytes(path: &Path, display: &str, bytes: Vec<u8>) -> Self {
+        let sha256 = sha256_hex(&bytes);
+        Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() }
+    }
+
+    /// The bytes as text.
+    ///
+    /// # Errors
+    /// When they are not UTF-8, pointing at the first bad byte.
+    pub fn text(&self) -> Result<&str, InputError> {
+        std::str::from_utf8(&self.bytes).map_err(|e| InputError::invalid_utf8(&self.display, &self.bytes, &e))
+    }
+
+    /// Parses the whole file as JSON into `T`; `what` names the format for the message.
+    ///
+    /// # Errors
+    /// Invalid UTF-8, invalid JSON, or JSON that does not fit `T`, with line and column.
+    pub fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, InputError> {
+        self.text()?;
+        serde_json::from_slice(&self.bytes).map_err(|e| InputError::from_json(&self.display, &self.bytes, what, &e))
+    }
+
+    /// The record for `provenance.files`.
+    #[must_use]
+    pub fn provenance(&self, role: &str) -> SourceFile {
+        SourceFile { path: self.display.clone(), sha256: self.sha256.clone(), role: role.to_string() }
+    }
+
+    /// Byte offset of a sub-slice of `self.bytes` (for spans of borrowed raw JSON values).
+    #[must_use]
+    pub fn offset_of(&self, part: &str) -> Option<usize> {
+        let base = self.bytes.as_ptr() as usize;
+        let p = part.as_ptr() as usize;
+        (p >= base && p + part.len() <= base + self.bytes.len()).then(|| p - base)
+    }
+
+    /// A span over a sub-slice of this file; `file` indexes `provenance.files`.
+    #[must_use]
+    pub fn span_of(&self, file: u32, part: &str) -> Option<crate::model::SourceSpan> {
+        let off = self.offset_of(part)?;
+        Some(self.span(file, off, part.len()))
+    }
+
+    #[must_use]
+    pub fn span(&self, file: u32, offset: usize, len: usize) -> crate::model::SourceSpan {
+        crate::model::SourceSpan { file, offset: offset as u64, len: len as u64, line: self.line_of(offset) as u64 }
+    }
+
+    /// 1-based line of byte `offset`.
+    #[must_use]
+    pub fn line_of(&self, offset: usize) -> usize {
+        let nl = self.newlines.get_or_init(|| memchr::memchr_iter(b'\n', &self.bytes).collect());
+        nl.partition_point(|&p| p < offset) + 1
+    }
+}
+
+#[must_use]
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[must_use]
+pub fn io_error(display: &str, e: &std::io::Error) -> InputError {
+    InputError::new(InputErrorKind::Io, display, format!("read the file: {e}"))
+}

@@ -1,0 +1,16 @@
+//! coroner determines why AI-agent trajectories fail.
+//!
+//! ```text
+//!  inputs ──► ingest ──► Trajectory ──► classify ──► Verdict ──► report / stats / predict / spotcheck
+//!  (files,    (detect      (model)       ▲
+//!   dirs,      format,                   │
+//!   zips)      adapters)           registry + rules
+//! ```
+//!
+//! Data flows one way; each stage is a module with one job, and `model` is the contract
+//! between them. Only `cli` prints.
+
+pub mod cli;
+pub mod exit;
+pub mod ingest;
+pub mod model;

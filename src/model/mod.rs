@@ -1,0 +1,9 @@
+//! The contract between stages: the normalized trajectory and what is said about it.
+
+mod ids;
+mod pairing;
+mod trajectory;
+
+pub use ids::trajectory_id;
+pub use pairing::{pair_results, unanswered_calls};
+pub use trajectory::*;

@@ -1,0 +1,80 @@
+//! Helpers shared by the test modules.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use coroner::ingest::{IngestOptions, Summary};
+use coroner::model::Trajectory;
+
+/// The project root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/corpus/<sub>`, or `None` (with a visible message) when `../shared` is absent, so
+/// a fresh clone without it still passes.
+pub fn corpus(sub: &str) -> Option<PathBuf> {
+    let p = root().join("../shared/corpus").join(sub);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: {} is absent (tests on the real corpus need ../shared)", p.display());
+        None
+    }
+}
+
+/// `../shared/<sub>` for non-corpus material (stats vectors).
+pub fn shared(sub: &str) -> Option<PathBuf> {
+    let p = root().join("../shared").join(sub);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: {} is absent (this test needs ../shared)", p.display());
+        None
+    }
+}
+
+pub fn samples(sub: &str) -> PathBuf {
+    root().join("samples").join(sub)
+}
+
+/// Ingests in-process and returns the records and the accounting.
+pub fn ingest(paths: &[&Path]) -> (Vec<Trajectory>, Summary) {
+    ingest_with(IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() })
+}
+
+pub fn ingest_with(opts: IngestOptions) -> (Vec<Trajectory>, Summary) {
+    let mut out = Vec::new();
+    let summary = coroner::ingest::run(&opts, &mut |t| {
+        out.push(t);
+        Ok(())
+    })
+    .expect("ingest runs");
+    (out, summary)
+}
+
+/// Runs the built binary.
+pub fn coroner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coroner")).args(args).output().expect("coroner runs")
+}
+
+/// Runs the built binary with extra environment variables.
+pub fn coroner_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_coroner"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("coroner runs")
+}
+
+pub fn by_task<'a>(ts: &'a [Trajectory], task: &str) -> &'a Trajectory {
+    ts.iter().find(|t| t.task_id == task).unwrap_or_else(|| panic!("no trajectory for task {task}: have {:?}", ts.iter().map(|t| &t.task_id).collect::<Vec<_>>()))
+}
+
+/// A fresh temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}

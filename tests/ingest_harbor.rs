@@ -1,0 +1,108 @@
+//! Harbor trial directories and ATIF trajectories, on the real corpus.
+
+use coroner::ingest::FileStatus;
+use coroner::model::{OutcomeStatus, Role, TerminationKind};
+
+use crate::common::{by_task, corpus, ingest};
+
+#[test]
+fn atif_invalid_json_marks_the_unusable_reply_and_pairs_the_rest() {
+    let Some(dir) = corpus("harbor-atif") else { return };
+    let (ts, _) = ingest(&[&dir.join("hello-world-invalid-json.trajectory.json")]);
+    assert_eq!(ts.len(), 1);
+    let t = &ts[0];
+    assert_eq!(t.task_id, "hello-world-invalid-json");
+    assert_eq!(t.harness, "terminus-2");
+    assert_eq!(t.model.as_deref(), Some("openai/gpt-4o"));
+    assert_eq!(t.provenance.format_version.as_deref(), Some("ATIF-v1.7"));
+    // 5 ATIF steps; the parse complaint on step 2 becomes its own environment step.
+    assert_eq!(t.steps.len(), 6);
+    assert_eq!(t.steps[1].role, Role::Assistant);
+    assert!(t.steps[1].tool_calls.is_empty());
+    assert!(t.steps[1].format_error.as_deref().unwrap().starts_with("Previous response had parsing errors"));
+    assert_eq!(t.steps[2].role, Role::Environment);
+    let calls: Vec<&str> = t.calls().map(|(_, c)| c.name.as_str()).collect();
+    assert_eq!(calls, ["bash_command", "mark_task_complete", "mark_task_complete"]);
+    // Every call has its result; the keystrokes argument parsed as JSON.
+    assert!(t.calls().all(|(r, _)| t.result_of(r).is_some()));
+    assert_eq!(t.steps[3].tool_calls[0].arguments["keystrokes"], "printf 'Hello, world!\\n' > hello.txt\n");
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert_eq!(t.usage.prompt_tokens, Some(2417));
+    // Spans point at the step objects in the file.
+    let span = t.steps[1].source_span.unwrap();
+    let bytes = std::fs::read(dir.join("hello-world-invalid-json.trajectory.json")).unwrap();
+    let text = &bytes[span.offset as usize..(span.offset + span.len) as usize];
+    assert!(text.starts_with(b"{") && std::str::from_utf8(text).unwrap().contains("\"step_id\": 2"));
+    assert_eq!(span.line, 19);
+}
+
+#[test]
+fn atif_with_tool_definitions_declares_them() {
+    let Some(dir) = corpus("harbor-atif") else { return };
+    let (ts, _) = ingest(&[&dir.join("hello-world.trajectory.json")]);
+    let t = &ts[0];
+    assert_eq!(t.harness, "openhands");
+    let names: Vec<&str> = t.declared_tools.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names.len(), 6);
+    assert!(names.contains(&"execute_bash") && names.contains(&"str_replace_editor") && names.contains(&"finish"));
+    assert_eq!(t.steps.len(), 6);
+    assert_eq!(t.steps.iter().filter(|s| s.role == Role::System).count(), 3);
+    let edit = &t.steps[4].tool_results[0];
+    assert_eq!(edit.call_id.as_deref(), Some("call_fake_1"));
+    assert!(edit.call.is_some());
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+}
+
+#[test]
+fn atif_timeout_trajectory_just_stops() {
+    let Some(dir) = corpus("harbor-atif") else { return };
+    let (ts, _) = ingest(&[&dir.join("hello-world-timeout.trajectory.json")]);
+    let t = &ts[0];
+    assert_eq!(t.steps.len(), 4);
+    assert_eq!(t.calls().count(), 3);
+    // The trial result that says AgentTimeoutError is not here, so the end is unknown.
+    assert_eq!(t.termination.kind, TerminationKind::Unknown);
+    assert_eq!(t.outcome.status, OutcomeStatus::Unknown);
+}
+
+#[test]
+fn harbor_job_directories_join_trial_results() {
+    let Some(dir) = corpus("harbor-trial") else { return };
+    let (ts, summary) = ingest(&[&dir]);
+    assert_eq!(ts.len(), 2);
+    let pass = by_task(&ts, "citation-check");
+    assert_eq!(pass.outcome.status, OutcomeStatus::Passed);
+    assert_eq!(pass.outcome.reward, Some(1.0));
+    assert_eq!(pass.outcome.source.as_ref().unwrap().field, "verifier_result.rewards.reward");
+    assert_eq!(pass.harness, "gemini-cli");
+    assert_eq!(pass.model.as_deref(), Some("google/gemini-3-flash-preview"));
+    assert_eq!(pass.usage.prompt_tokens, Some(290_428));
+    assert!((pass.usage.wall_seconds.unwrap() - 135.887_446).abs() < 1e-6);
+    assert!(pass.steps.is_empty());
+    assert!(pass.notes.iter().any(|n| n.contains("no agent/trajectory.json")));
+    let fail = by_task(&ts, "lean4-proof");
+    assert_eq!(fail.outcome.status, OutcomeStatus::Failed);
+    assert_eq!(fail.usage.prompt_tokens, Some(1_252_771));
+    assert_eq!(fail.usage.cached_tokens, Some(1_014_347));
+    // The job result files are understood as job metadata, not transcripts.
+    let skipped = summary.files.iter().filter(|f| matches!(&f.status, FileStatus::Skipped { reason } if reason.contains("harbor-job"))).count();
+    assert_eq!(skipped, 2);
+    assert_eq!(summary.quarantined_files(), 0);
+}
+
+#[test]
+fn harbor_exceptions_map_to_budgets_and_infrastructure() {
+    use coroner::ingest::adapters::harbor::termination_for_exception;
+    use coroner::model::{Budget, Enforcer};
+    let t = termination_for_exception("AgentTimeoutError", "Agent execution timed out after 600.0 seconds");
+    assert_eq!((t.kind, t.budget, t.enforced_by, t.limit), (TerminationKind::Budget, Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(600.0)));
+    assert_eq!(termination_for_exception("ContextLengthExceededError", "").budget, Some(Budget::Context));
+    assert_eq!(termination_for_exception("OutputLengthExceededError", "").budget, Some(Budget::OutputTokens));
+    for infra in ["VerifierTimeoutError", "EnvironmentStartTimeoutError", "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError"] {
+        assert_eq!(termination_for_exception(infra, "").kind, TerminationKind::Infrastructure, "{infra}");
+    }
+    assert_eq!(termination_for_exception("RuntimeError", "Docker compose command failed for environment x").kind, TerminationKind::Infrastructure);
+    let other = termination_for_exception("ValueError", "bad thing");
+    assert_eq!(other.kind, TerminationKind::HarnessError);
+    assert_eq!(other.raw.as_deref(), Some("ValueError"));
+}
