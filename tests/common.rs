@@ -71,10 +71,17 @@ pub fn coroner_env(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 pub fn by_task<'a>(ts: &'a [Trajectory], task: &str) -> &'a Trajectory {
-    ts.iter().find(|t| t.task_id == task).unwrap_or_else(|| panic!("no trajectory for task {task}: have {:?}", ts.iter().map(|t| &t.task_id).collect::<Vec<_>>()))
+    ts.iter()
+        .find(|t| t.task_id == task)
+        .unwrap_or_else(|| panic!("no trajectory for task {task}: have {:?}", ts.iter().map(|t| &t.task_id).collect::<Vec<_>>()))
 }
 
 /// A fresh temporary directory.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
+}
+
+/// Runs the built binary in `dir`, so paths in its output are relative and stable.
+pub fn coroner_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coroner")).current_dir(dir).args(args).output().expect("coroner runs")
 }

@@ -1,1 +1,89 @@
-//! placeholder
+//! Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
+
+use std::path::Path;
+
+use crate::common::{coroner_in, samples, tempdir};
+
+/// Copies `samples/invalid` into a fresh `bad/` directory and adds the inputs too large to
+/// commit: a 50 MB single line.
+fn bad_dir(tmp: &Path) {
+    let dst = tmp.join("bad");
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(samples("invalid")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+    }
+    let mut giant = br#"{"schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "x", "version": "1"}, "steps": [{"step_id": 1, "source": "agent", "message": ""#.to_vec();
+    giant.extend(std::iter::repeat_n(b'x', 50 * 1024 * 1024));
+    std::fs::write(dst.join("giant-line.trajectory.json"), giant).unwrap();
+}
+
+#[test]
+fn good_files_ingest_and_every_bad_one_is_quarantined_with_file_and_line() {
+    let tmp = tempdir();
+    bad_dir(tmp.path());
+    let out = coroner_in(tmp.path(), &["ingest", "bad", "-o", "out.jsonl", "--summary-json", "summary.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "partial exit code; stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"));
+
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("summary.json")).unwrap()).unwrap();
+    let status_of = |name: &str| {
+        summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(name))
+            .map(|f| (f["status"].as_str().unwrap().to_string(), f["detail"].clone()))
+            .unwrap_or_else(|| panic!("{name} not accounted for"))
+    };
+    assert_eq!(status_of("good.trajectory.json").0, "ingested");
+    let expected = [
+        ("truncated.trajectory.json", "truncated", Some(18)),
+        ("invalid-utf8.trajectory.json", "invalid-utf8", Some(18)),
+        ("wrong-type.trajectory.json", "schema", Some(9)),
+        ("wrong-type-in-step.trajectory.json", "schema", Some(22)),
+        ("empty.json", "empty", None),
+        ("giant-line.trajectory.json", "truncated", Some(1)),
+        ("deep.json", "too-deep", Some(1)),
+        ("unknown-format.json", "unknown-format", None),
+        ("blob.dat", "binary", Some(1)),
+    ];
+    for (name, kind, line) in expected {
+        let (status, detail) = status_of(name);
+        assert_eq!(status, "quarantined", "{name}");
+        assert_eq!(detail["kind"], kind, "{name}");
+        let diag = summary["diagnostics"].as_array().unwrap().iter().find(|d| d["path"].as_str().unwrap().ends_with(name)).unwrap();
+        assert_eq!(diag["line"].as_u64(), line.map(|l: u64| l), "{name}: {diag}");
+        assert!(stderr.contains(&format!("bad/{name}")), "stderr names {name}");
+    }
+    assert_eq!(summary["files"].as_array().unwrap().len(), expected.len() + 1, "every input is counted once");
+    assert_eq!(summary["quarantined_files"], expected.len());
+    let records = std::fs::read_to_string(tmp.path().join("out.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), 1, "the good file's record is written");
+
+    // One block per diagnostic, each starting at its code line.
+    let diagnostics = stderr.split("coroner ingest:").next().unwrap();
+    let blocks: Vec<String> = diagnostics.split("coroner::input::").skip(1).map(|b| format!("coroner::input::{}", b.trim_end())).collect();
+    assert_eq!(blocks.len(), expected.len());
+    // The giant line's diagnostic shows a small window with its real position.
+    let giant = blocks.iter().find(|b| b.contains("giant-line")).unwrap();
+    assert!(giant.len() < 2_000, "giant-line diagnostic is {} bytes", giant.len());
+    assert!(giant.contains("giant-line.trajectory.json:1:"));
+
+    // The rendered diagnostics of the committed fixtures are stable.
+    let stable: Vec<&str> = blocks.iter().filter(|b| !b.contains("giant-line")).map(String::as_str).collect();
+    insta::assert_snapshot!("bad_input_diagnostics", stable.join("\n\n"));
+}
+
+#[test]
+fn a_missing_input_is_a_usage_error() {
+    let tmp = tempdir();
+    let out = coroner_in(tmp.path(), &["ingest", "does-not-exist"]);
+    assert_eq!(out.status.code(), Some(3));
+    let out = coroner_in(tmp.path(), &["ingest"]);
+    assert_eq!(out.status.code(), Some(2), "no input argument is a usage error");
+    let out = coroner_in(tmp.path(), &["ingest", "--format", "nope", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("known formats"));
+}

@@ -85,7 +85,8 @@ fn harbor_job_directories_join_trial_results() {
     assert_eq!(fail.usage.prompt_tokens, Some(1_252_771));
     assert_eq!(fail.usage.cached_tokens, Some(1_014_347));
     // The job result files are understood as job metadata, not transcripts.
-    let skipped = summary.files.iter().filter(|f| matches!(&f.status, FileStatus::Skipped { reason } if reason.contains("harbor-job"))).count();
+    let skipped =
+        summary.files.iter().filter(|f| matches!(&f.status, FileStatus::Skipped { reason } if reason.contains("harbor-job"))).count();
     assert_eq!(skipped, 2);
     assert_eq!(summary.quarantined_files(), 0);
 }
@@ -95,13 +96,25 @@ fn harbor_exceptions_map_to_budgets_and_infrastructure() {
     use coroner::ingest::adapters::harbor::termination_for_exception;
     use coroner::model::{Budget, Enforcer};
     let t = termination_for_exception("AgentTimeoutError", "Agent execution timed out after 600.0 seconds");
-    assert_eq!((t.kind, t.budget, t.enforced_by, t.limit), (TerminationKind::Budget, Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(600.0)));
+    assert_eq!(
+        (t.kind, t.budget, t.enforced_by, t.limit),
+        (TerminationKind::Budget, Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(600.0))
+    );
     assert_eq!(termination_for_exception("ContextLengthExceededError", "").budget, Some(Budget::Context));
     assert_eq!(termination_for_exception("OutputLengthExceededError", "").budget, Some(Budget::OutputTokens));
-    for infra in ["VerifierTimeoutError", "EnvironmentStartTimeoutError", "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError"] {
+    for infra in [
+        "VerifierTimeoutError",
+        "EnvironmentStartTimeoutError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "VerifierOutputParseError",
+    ] {
         assert_eq!(termination_for_exception(infra, "").kind, TerminationKind::Infrastructure, "{infra}");
     }
-    assert_eq!(termination_for_exception("RuntimeError", "Docker compose command failed for environment x").kind, TerminationKind::Infrastructure);
+    assert_eq!(
+        termination_for_exception("RuntimeError", "Docker compose command failed for environment x").kind,
+        TerminationKind::Infrastructure
+    );
     let other = termination_for_exception("ValueError", "bad thing");
     assert_eq!(other.kind, TerminationKind::HarnessError);
     assert_eq!(other.raw.as_deref(), Some("ValueError"));

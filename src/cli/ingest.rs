@@ -86,6 +86,9 @@ pub fn run(a: &IngestArgs) -> u8 {
     if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
 }
 
+/// Quarantined inputs listed by name in the summary; the rest are counted.
+const LISTED: usize = 20;
+
 /// The human summary: every input counted once.
 #[must_use]
 pub fn render_summary(s: &Summary) -> String {
@@ -121,8 +124,11 @@ pub fn render_summary(s: &Summary) -> String {
         let _ = writeln!(out, "                 {n} {reason}");
     }
     let _ = writeln!(out, "  quarantined  {quarantined} files, {} records", s.quarantined_records);
-    for d in &s.diagnostics {
+    for d in s.diagnostics.iter().take(LISTED) {
         let _ = writeln!(out, "                 {d}");
+    }
+    if s.diagnostics.len() > LISTED {
+        let _ = writeln!(out, "                 ... and {} more (all are in --summary-json)", s.diagnostics.len() - LISTED);
     }
     out
 }

@@ -7,7 +7,7 @@
 
 use super::diag::{InputError, InputErrorKind};
 use super::format::{Adapter, Detection, FileRole, Strength};
-use super::probe::Probe;
+use super::probe::{MAX_DEPTH, Probe};
 
 /// The result of detection for one file.
 pub enum Detected {
@@ -87,6 +87,11 @@ fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) 
         if let Err(e) = std::str::from_utf8(&probe.prefix) {
             return InputError::invalid_utf8(display, &probe.prefix, &e);
         }
+    }
+    if let Some(at) = probe.too_deep_at {
+        return InputError::new(InputErrorKind::TooDeep, display, format!("parse JSON: nesting deeper than {MAX_DEPTH} levels"))
+            .with_help("no transcript format nests this deep; the file is corrupt or hostile")
+            .at_offset(&probe.prefix, at, "too deep here");
     }
     if let Some(shape) = probe.json.as_ref().filter(|_| probe.jsonl.is_none()) {
         if let Some((msg, line, col)) = &shape.error {

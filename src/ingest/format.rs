@@ -71,9 +71,9 @@ pub struct FileEntry {
     pub rel: String,
 }
 
-/// Every file of the run with the format detection chose for it, for adapters that look for
-/// companions (a Harbor trial's `agent/trajectory.json`).
-pub type FileSet = BTreeMap<PathBuf, &'static str>;
+/// Every file of the run with the format detection chose for it (`None`: no format), for
+/// adapters that look for companions (a Harbor trial's `agent/trajectory.json`).
+pub type FileSet = BTreeMap<PathBuf, Option<&'static str>>;
 
 /// What one transcript adapter parses: a primary file and the companions it claimed.
 #[derive(Debug, Clone)]
@@ -123,8 +123,9 @@ impl<'a> Ctx<'a> {
         let ix = self.siblings.get_or_init(|| {
             let mut m: std::collections::HashMap<(&'static str, PathBuf), Vec<PathBuf>> = std::collections::HashMap::new();
             for (p, a) in self.files {
+                let Some(a) = a else { continue };
                 if let Some(g) = p.parent().and_then(Path::parent) {
-                    m.entry((*a, g.to_path_buf())).or_default().push(p.clone());
+                    m.entry((a, g.to_path_buf())).or_default().push(p.clone());
                 }
             }
             m

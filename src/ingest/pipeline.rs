@@ -127,9 +127,9 @@ pub fn run(opts: &IngestOptions, sink: &mut dyn FnMut(Trajectory) -> std::io::Re
         .collect();
     let fileset: FileSet = detected
         .iter()
-        .filter_map(|(f, d)| match d {
-            Detected::Adapter { adapter, .. } => Some((f.path.clone(), adapter.name())),
-            _ => None,
+        .map(|(f, d)| match d {
+            Detected::Adapter { adapter, .. } => (f.path.clone(), Some(adapter.name())),
+            _ => (f.path.clone(), None),
         })
         .collect();
 
@@ -213,48 +213,38 @@ pub fn run(opts: &IngestOptions, sink: &mut dyn FnMut(Trajectory) -> std::io::Re
             continue;
         }
         let Detected::Adapter { adapter, .. } = &detected[i].1 else { continue };
-        for &c in &comps {
-            let name = match &detected[c].1 {
-                Detected::Adapter { adapter, .. } => adapter.name(),
-                _ => adapter.name(),
-            };
-            statuses.insert(c, FileStatus::Companion { adapter: name });
-        }
         let unit = Unit { primary: detected[i].0.clone(), companions: comps.iter().map(|&c| detected[c].0.clone()).collect() };
         units.push((i, *adapter, unit));
     }
 
-    // Everything else: skipped, quarantined, or metadata nobody claimed.
+    // Everything else: companions, skipped, quarantined, or metadata nobody claimed.
     let unit_ix: HashSet<usize> = units.iter().map(|(u, _, _)| *u).collect();
-    for (i, (f, d)) in detected.iter().enumerate() {
+    for (i, (_, d)) in detected.into_iter().enumerate() {
         if statuses.contains_key(&i) || unit_ix.contains(&i) {
+            continue;
+        }
+        if claimed.contains(&i) {
+            // Read (or deliberately passed over) by the transcript that claimed it; its own
+            // detection does not matter.
+            let adapter = match &d {
+                Detected::Adapter { adapter, .. } => adapter.name(),
+                _ => "-",
+            };
+            statuses.insert(i, FileStatus::Companion { adapter });
             continue;
         }
         match d {
             Detected::Adapter { adapter, .. } => {
-                let reason = if claimed.contains(&i) {
-                    format!("{} file claimed by another transcript", adapter.name())
-                } else {
-                    format!("{} ({})", adapter.describe(), adapter.name())
-                };
-                let _ = f;
-                statuses.insert(i, FileStatus::Skipped { reason });
+                statuses.insert(i, FileStatus::Skipped { reason: format!("{} ({})", adapter.describe(), adapter.name()) });
             }
             Detected::Skip(reason) => {
-                statuses.insert(i, FileStatus::Skipped { reason: reason.clone() });
+                statuses.insert(i, FileStatus::Skipped { reason });
             }
-            Detected::Quarantine(_) => {}
+            Detected::Quarantine(e) => {
+                statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
+                diags.entry(i).or_default().push(e);
+            }
         }
-    }
-    let mut detected_diags: BTreeMap<usize, InputError> = BTreeMap::new();
-    for (i, (_, d)) in detected.into_iter().enumerate() {
-        if let Detected::Quarantine(e) = d {
-            statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
-            detected_diags.insert(i, e);
-        }
-    }
-    for (i, e) in detected_diags {
-        diags.entry(i).or_default().push(e);
     }
 
     // Parse units: ordered batches in parallel.

@@ -31,7 +31,13 @@ pub struct Probe {
     pub json: Option<JsonShape>,
     /// Shape of the first line if the file looks like JSON Lines (several lines, each an object).
     pub jsonl: Option<JsonShape>,
+    /// Offset in the prefix where JSON nesting first went deeper than [`MAX_DEPTH`], if it did.
+    pub too_deep_at: Option<usize>,
 }
+
+/// serde_json's own recursion limit: deeper documents cannot be parsed, so detection says so
+/// up front instead of reporting an unknown format.
+pub const MAX_DEPTH: usize = 128;
 
 /// Keys seen at the top of a JSON document (`a`), one level down (`a.b`) and, for a top-level
 /// array, in its first element (`[].a`, `[].a.b`), each with its value when that is a scalar.
@@ -90,6 +96,7 @@ impl Probe {
         let complete = size as usize <= prefix.len();
         let mut json = None;
         let mut jsonl = None;
+        let mut too_deep_at = None;
         if !binary {
             let body = skip_bom_ws(&prefix);
             if matches!(body.first(), Some(b'{' | b'[')) {
@@ -102,9 +109,10 @@ impl Probe {
                     jsonl = Some(json_shape(line, true));
                 }
                 json = Some(shape);
+                too_deep_at = deep_offset(&prefix);
             }
         }
-        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl }
+        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl, too_deep_at }
     }
 
     #[must_use]
@@ -122,6 +130,36 @@ impl Probe {
     pub fn parents(&self) -> impl Iterator<Item = String> + '_ {
         self.path.ancestors().skip(1).filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().to_lowercase())
     }
+}
+
+/// Where bracket nesting (outside strings) first exceeds [`MAX_DEPTH`].
+fn deep_offset(b: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, &c) in b.iter().enumerate() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn skip_bom_ws(b: &[u8]) -> &[u8] {
@@ -338,6 +376,13 @@ mod tests {
         let p = probe("{\"type\": \"session_meta\"}\n{\"type\": \"x\"}\n", None);
         assert!(p.json.unwrap().error.is_some());
         assert_eq!(p.jsonl.unwrap().str("type"), Some("session_meta"));
+    }
+
+    #[test]
+    fn nesting_deeper_than_serde_can_parse_is_found() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(probe(&deep, None).too_deep_at, Some(MAX_DEPTH));
+        assert_eq!(probe(r#"{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#, None).too_deep_at, None);
     }
 
     #[test]

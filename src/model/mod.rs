@@ -2,6 +2,7 @@
 
 mod ids;
 mod pairing;
+pub mod schema;
 mod trajectory;
 
 pub use ids::trajectory_id;

@@ -4,6 +4,7 @@ pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod sidecar;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -16,6 +17,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &harbor::HarborTrial,
         &atif::Atif,
         &harbor::HarborJob,
+        &sidecar::LiteLlmLog,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,

@@ -1,0 +1,17 @@
+//! JSON Schemas generated from the model types; checked in under `schemas/` and compared by a
+//! test, so the documented format can never drift from the code.
+
+use schemars::JsonSchema;
+
+/// Pretty JSON Schema of `T`, with a trailing newline.
+#[must_use]
+pub fn schema_of<T: JsonSchema>() -> String {
+    let schema = schemars::schema_for!(T);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+/// Every schema coroner publishes: (file name under `schemas/`, contents).
+#[must_use]
+pub fn published() -> Vec<(&'static str, String)> {
+    vec![("trajectory.schema.json", schema_of::<super::Trajectory>())]
+}
