@@ -4,7 +4,9 @@ mod ids;
 mod pairing;
 pub mod schema;
 mod trajectory;
+mod verdict;
 
 pub use ids::trajectory_id;
 pub use pairing::{pair_results, unanswered_calls};
 pub use trajectory::*;
+pub use verdict::*;

@@ -263,7 +263,7 @@ impl Termination {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminationKind {
     /// The agent called its finish/submit protocol.
@@ -276,6 +276,7 @@ pub enum TerminationKind {
     HarnessError,
     /// Outside the agent: API retries exhausted, environment or verifier failure.
     Infrastructure,
+    #[default]
     Unknown,
 }
 
@@ -474,5 +475,42 @@ impl Trajectory {
                 (CallRef { step: u32::try_from(s).unwrap_or(u32::MAX), call: u32::try_from(c).unwrap_or(u32::MAX) }, call)
             })
         })
+    }
+}
+
+impl Step {
+    /// The texts evidence may quote from this step: its text, its reasoning, each call's name
+    /// and arguments (as written, or as compact JSON), and each result's output.
+    #[must_use]
+    pub fn evidence_texts(&self) -> Vec<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        let mut v: Vec<Cow<'_, str>> = vec![Cow::Borrowed(self.text.as_str())];
+        if let Some(r) = self.reasoning.as_ref().and_then(|r| r.text.as_deref()) {
+            v.push(Cow::Borrowed(r));
+        }
+        if let Some(f) = &self.format_error {
+            v.push(Cow::Borrowed(f.as_str()));
+        }
+        for c in &self.tool_calls {
+            v.push(Cow::Borrowed(c.name.as_str()));
+            match &c.raw_arguments {
+                Some(raw) => v.push(Cow::Borrowed(raw.as_str())),
+                None => v.push(Cow::Owned(c.arguments.to_string())),
+            }
+            if let Some(s) = c.arguments.as_object() {
+                for val in s.values() {
+                    if let Some(t) = val.as_str() {
+                        v.push(Cow::Borrowed(t));
+                    }
+                }
+            }
+        }
+        for r in &self.tool_results {
+            v.push(Cow::Borrowed(r.output.as_str()));
+            if let Some(u) = &r.unknown_tool {
+                v.push(Cow::Borrowed(u.as_str()));
+            }
+        }
+        v
     }
 }
