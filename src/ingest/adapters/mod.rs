@@ -1,9 +1,12 @@
 //! One adapter per format, and the ordered list detection walks.
 
+pub mod aider;
 pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod openhands;
+pub mod terminal_bench;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -16,6 +19,18 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &harbor::HarborTrial,
         &atif::Atif,
         &harbor::HarborJob,
+        // Before the SWE-bench run report: a small Terminal-Bench run-level results.json also
+        // has `resolved_ids`, and equal evidence goes to the earlier adapter.
+        &terminal_bench::TerminalBenchTrial,
+        &terminal_bench::TerminalBenchRun,
+        &terminal_bench::TerminalBenchRunMetadata,
+        &terminal_bench::TerminalBenchCapture,
+        &openhands::OpenHandsEvents,
+        &openhands::OpenHandsEval,
+        &aider::AiderResults,
+        &aider::AiderChatHistory,
+        &aider::ExercismConfig,
+        &aider::AiderLeaderboard,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,
