@@ -297,10 +297,10 @@ mod tests {
         let line = b"{\"a\": 1,, \"b\": 2}\n";
         let e = serde_json::from_slice::<serde_json::Value>(line).unwrap_err();
         let d = InputError::from_json("out.jsonl", line, "record", &e).on_line(7, 500);
-        assert_eq!((d.line, d.column), (Some(7), Some(10)));
+        assert_eq!((d.line, d.column), (Some(7), Some(9)));
         assert_eq!(d.location(), "out.jsonl:7");
         let out = render_plain(&d);
-        assert!(out.contains("out.jsonl:7:10"), "{out}");
+        assert!(out.contains("out.jsonl:7:9"), "{out}");
     }
 
     #[test]

@@ -187,6 +187,7 @@ enum Kind {
 }
 
 /// Steps from `.aider.chat.history.md`, by its line markers.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn chat_steps(src: &Source, file_ix: u32) -> Result<Vec<Step>, InputError> {
     let text = src.text()?;
     let mut steps = Vec::new();
@@ -206,10 +207,9 @@ fn chat_steps(src: &Source, file_ix: u32) -> Result<Vec<Step>, InputError> {
             Kind::Quote => {
                 *after_aider = true;
                 // Aider's complaint about the reply before it: the edits did not parse or match.
-                if body.contains("did not conform to the edit format") || body.contains("failed to match") {
-                    if let Some(reply) = steps.iter_mut().rev().find(|s| s.role == Role::Assistant) {
-                        reply.format_error = Some(body.lines().take(3).collect::<Vec<_>>().join("\n"));
-                    }
+                let complaint = body.contains("did not conform to the edit format") || body.contains("failed to match");
+                if let Some(reply) = steps.iter_mut().rev().find(|s| s.role == Role::Assistant).filter(|_| complaint) {
+                    reply.format_error = Some(body.lines().take(3).collect::<Vec<_>>().join("\n"));
                 }
                 Role::Environment
             }

@@ -313,11 +313,9 @@ impl Builder {
         }
         let content = e.content.as_ref().map(content_text).unwrap_or_default();
         let paired = as_i64(e.cause.as_ref()).and_then(|c| self.calls_by_event.get(&c).copied());
-        if obs == "error" && paired.is_none() {
-            if let Some(name) = unknown_tool_name(&content) {
-                self.rejected_call(&name, &content, e.timestamp, span);
-                return;
-            }
+        if let Some(name) = unknown_tool_name(&content).filter(|_| obs == "error" && paired.is_none()) {
+            self.rejected_call(&name, &content, e.timestamp, span);
+            return;
         }
         let Some(call) = paired else {
             // The environment talking on its own (recalled knowledge, an error with no action).
@@ -407,11 +405,8 @@ impl Builder {
                     (Some(tc), k) => format!("{k} task_completed={tc}"),
                     (None, k) => k.to_string(),
                 };
-                match f.task_completed.as_deref() {
-                    Some(v @ ("false" | "partial")) => {
-                        t.notes.push(format!("the agent finished with task_completed={v}: it did not claim the task was done"));
-                    }
-                    _ => {}
+                if let Some(v @ ("false" | "partial")) = f.task_completed.as_deref() {
+                    t.notes.push(format!("the agent finished with task_completed={v}: it did not claim the task was done"));
                 }
                 if f.kind == "reject" {
                     t.notes.push(format!("the agent rejected the task{}", f.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()));
@@ -650,6 +645,7 @@ impl Adapter for OpenHandsEval {
     }
 }
 
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn sha256_of(path: &Path, shown: &str) -> Result<String, InputError> {
     let mut f = std::fs::File::open(path).map_err(|e| io_error(shown, &e))?;
     let mut h = Sha256::new();

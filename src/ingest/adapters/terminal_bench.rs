@@ -142,10 +142,8 @@ fn record(trial: &RawTrial, shown: &str, files: Vec<SourceFile>, meta: Option<&R
     if meta.is_none() {
         t.notes.push("no run_metadata.json for this trial's run: the agent and model are unknown".into());
     }
-    if let Some(m) = meta {
-        if let (Some(d), v) = (&m.dataset_name, &m.dataset_version) {
-            t.notes.push(format!("dataset {d}{}", v.as_ref().map(|v| format!("@{v}")).unwrap_or_default()));
-        }
+    if let Some((d, v)) = meta.and_then(|m| Some((m.dataset_name.as_ref()?, &m.dataset_version))) {
+        t.notes.push(format!("dataset {d}{}", v.as_ref().map(|v| format!("@{v}")).unwrap_or_default()));
     }
     let (index, _) = parse_trial_name(&trial.trial_name);
     t.trial = index.unwrap_or(0);
@@ -338,6 +336,7 @@ impl Adapter for TerminalBenchTrial {
 
 /// Emits a record for every entry of a run-level `results.json` whose trial is not in
 /// `present`. Entries that do not parse become diagnostics; the rest are kept.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn emit_run_entries(
     path: &Path,
     shown: &str,
