@@ -177,3 +177,22 @@ fn broken_openhands_files_are_quarantined_with_their_line() {
     assert_eq!(line_diag.line, Some(2));
     assert_eq!(line_diag.kind, InputErrorKind::Schema);
 }
+
+#[test]
+fn evaluation_lines_longer_than_the_probe_are_still_recognized() {
+    let dir = tempdir();
+    let patch = "+".repeat(100_000);
+    let line = format!(
+        "{{\"instance_id\": \"big__big-1\", \"test_result\": {{\"git_patch\": \"{patch}\", \"report\": {{\"resolved\": true}}}}, \"instruction\": \"fix\", \"history\": [{{\"id\": 0, \"source\": \"user\", \"message\": \"fix\", \"action\": \"message\", \"args\": {{\"content\": \"fix\"}}}}], \"error\": null}}\n"
+    );
+    std::fs::write(dir.path().join("output.jsonl"), format!("{line}{}", line.replace("big__big-1", "big__big-2"))).unwrap();
+    let (ts, s) = ingest(&[dir.path()]);
+    assert_eq!(s.per_adapter.get("openhands-eval"), Some(&2));
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[1].task_id, "big__big-2");
+    assert_eq!(ts[1].outcome.status, OutcomeStatus::Passed);
+    assert_eq!(ts[0].submission.as_ref().map(String::len), Some(100_000));
+    // The second line's event span starts after the first line.
+    assert_eq!(ts[1].steps[0].source_span.unwrap().line, 2);
+    assert!(ts[1].steps[0].source_span.unwrap().offset as usize > line.len());
+}

@@ -245,3 +245,27 @@ fn a_bad_entry_of_a_run_level_file_costs_only_that_entry() {
     assert_eq!(d.line, Some(5));
     assert!(d.message.contains("task_id"), "{}", d.message);
 }
+
+#[test]
+fn a_run_level_file_longer_than_the_probe_is_still_recognized() {
+    let dir = tempdir();
+    let run = dir.path().join("2025-02-02__00-00-00");
+    std::fs::create_dir_all(&run).unwrap();
+    let long = "x".repeat(2_000);
+    let entries: Vec<String> = (0..60)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"{i}\", \"trial_name\": \"t{i}.1-of-1.2025-02-02__00-00-00\", \"task_id\": \"t{i}\", \"instruction\": \"{long}\", \"is_resolved\": {}, \"failure_mode\": \"unset\", \"parser_results\": null}}",
+                i % 3 == 0
+            )
+        })
+        .collect();
+    let body =
+        format!("{{\"id\": \"r\", \"results\": [{}], \"n_resolved\": 20, \"resolved_ids\": [], \"accuracy\": 0.33}}", entries.join(", "));
+    assert!(body.len() > 100_000);
+    std::fs::write(run.join("results.json"), body).unwrap();
+    let (ts, s) = ingest(&[dir.path()]);
+    assert_eq!(ts.len(), 60);
+    assert_eq!(s.per_adapter.get("terminal-bench-run"), Some(&60));
+    assert_eq!(ts.iter().filter(|t| t.outcome.status == OutcomeStatus::Passed).count(), 20);
+}

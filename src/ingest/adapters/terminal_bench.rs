@@ -400,7 +400,10 @@ impl Adapter for TerminalBenchRun {
             return marker("run results (results, n_resolved, resolved_ids)");
         }
         let text = p.text();
-        if text.contains("\"trial_name\"") && (text.contains("\"is_resolved\"") || text.contains("\"failure_mode\"")) {
+        // A long run-level file shows only the start of its first trial in the probe.
+        if text.contains("\"trial_name\"")
+            && (text.contains("\"task_id\"") || text.contains("\"is_resolved\"") || text.contains("\"failure_mode\""))
+        {
             return marker("run results (a results list of trial results)");
         }
         Err("the results list holds no trial results".into())
