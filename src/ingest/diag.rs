@@ -129,6 +129,23 @@ impl InputError {
         Self::new(kind, path, format!("parse {what}: {msg}")).with_help(help).at_offset(bytes, off, msg)
     }
 
+    /// Moves a diagnostic made over one line read on its own (a JSON Lines record) to where
+    /// that line sits in its file: `line` is the line's 1-based number, `offset` its first byte.
+    /// Without this the location would say line 1 and the excerpt would show the wrong line.
+    #[must_use]
+    pub fn on_line(mut self, line: usize, offset: usize) -> Self {
+        let inner = self.line.unwrap_or(1);
+        self.line = Some(line + inner.saturating_sub(1));
+        if let Some(ex) = self.excerpt.as_mut() {
+            ex.start += offset;
+            ex.line += line.saturating_sub(1);
+        }
+        if let Some((span, _)) = self.label.as_mut() {
+            *span = SourceSpan::new((span.offset() + offset).into(), span.len());
+        }
+        self
+    }
+
     /// The first invalid UTF-8 sequence of `bytes`, if any, as a diagnostic.
     #[must_use]
     pub fn invalid_utf8(path: &str, bytes: &[u8], e: &std::str::Utf8Error) -> Self {
@@ -273,6 +290,17 @@ mod tests {
         assert_eq!(line_col(b, 4), (2, 2));
         assert_eq!(offset_of(b, 2, 2), 4);
         assert_eq!(offset_of(b, 3, 1), 6);
+    }
+
+    #[test]
+    fn a_line_read_on_its_own_reports_its_place_in_the_file() {
+        let line = b"{\"a\": 1,, \"b\": 2}\n";
+        let e = serde_json::from_slice::<serde_json::Value>(line).unwrap_err();
+        let d = InputError::from_json("out.jsonl", line, "record", &e).on_line(7, 500);
+        assert_eq!((d.line, d.column), (Some(7), Some(9)));
+        assert_eq!(d.location(), "out.jsonl:7");
+        let out = render_plain(&d);
+        assert!(out.contains("out.jsonl:7:9"), "{out}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! One adapter per format, and the ordered list detection walks.
 
+pub mod aider;
 pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod openhands;
 pub mod sidecar;
+pub mod terminal_bench;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -18,6 +21,18 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &atif::Atif,
         &harbor::HarborJob,
         &sidecar::LiteLlmLog,
+        // Before the SWE-bench run report: a small Terminal-Bench run-level results.json also
+        // has `resolved_ids`, and equal evidence goes to the earlier adapter.
+        &terminal_bench::TerminalBenchTrial,
+        &terminal_bench::TerminalBenchRun,
+        &terminal_bench::TerminalBenchRunMetadata,
+        &terminal_bench::TerminalBenchCapture,
+        &openhands::OpenHandsEvents,
+        &openhands::OpenHandsEval,
+        &aider::AiderResults,
+        &aider::AiderChatHistory,
+        &aider::ExercismConfig,
+        &aider::AiderLeaderboard,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,

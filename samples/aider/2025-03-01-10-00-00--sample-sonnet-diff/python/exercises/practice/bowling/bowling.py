@@ -1,0 +1,3 @@
+class BowlingGame:
+    def __init__(self):
+        self.rolls = []

@@ -1,0 +1,762 @@
+//! OpenHands (V0): saved event lists and evaluation `output.jsonl`.
+//!
+//! OpenHands records a run as a stream of events serialized by `event_to_dict`: actions
+//! (`action`, `args`, `tool_call_metadata`) and observations (`observation`, `content`,
+//! `extras`, and `cause`, the id of the action they answer). A saved trajectory is a JSON list
+//! of those events; an evaluation writes one `EvalOutput` per line of `output.jsonl`
+//! (`instance_id`, `history` of events, `metrics`, `error`, `test_result`). Observations are
+//! paired to actions by `cause`, so pairing never guesses. A call to an unregistered tool
+//! never becomes an action event: the harness only records an error observation naming it, so
+//! the call is rebuilt from that message and marked as rejected.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use super::common::{blank, content_text, num, seconds_between, tool_call, uint};
+use crate::ingest::diag::{InputError, InputErrorKind};
+use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
+use crate::ingest::probe::Probe;
+use crate::ingest::source::{Source, hex, io_error};
+use crate::model::{
+    Budget, CallRef, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Termination,
+    TerminationKind, Tokens, ToolResult, Trajectory,
+};
+
+const HARNESS: &str = "openhands";
+
+/// One serialized event. Fields are loose on purpose: V0 changed them over time (`id` dropped
+/// when -1, `exit_code` moved into `extras.metadata`, `task_completed` added then removed).
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    cause: Option<Value>,
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    observation: Option<String>,
+    #[serde(default)]
+    tool_call_metadata: Option<RawToolMeta>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    extras: Option<Value>,
+    #[serde(default)]
+    llm_metrics: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawToolMeta {
+    #[serde(default)]
+    function_name: Option<String>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    model_response: Option<Value>,
+}
+
+/// One line of an evaluation `output.jsonl` (`EvalOutput`).
+#[derive(Deserialize)]
+struct RawEvalOutput<'a> {
+    instance_id: Value,
+    #[serde(default)]
+    test_result: Option<Value>,
+    #[serde(default)]
+    metadata: Option<Value>,
+    #[serde(borrow, default)]
+    history: Option<Vec<&'a RawValue>>,
+    #[serde(default)]
+    metrics: Option<Value>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Actions that are the harness's bookkeeping, not the agent acting.
+const BOOKKEEPING_ACTIONS: &[&str] =
+    &["change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation", "condensation_request", "start"];
+
+/// How the agent's last finish action read.
+struct Finish {
+    kind: &'static str,
+    task_completed: Option<String>,
+    reason: Option<String>,
+}
+
+/// Turns events into steps, in order, pairing observations to actions by `cause`.
+struct Builder {
+    steps: Vec<Step>,
+    /// Action event id → the call it became.
+    calls_by_event: BTreeMap<i64, CallRef>,
+    seen_responses: BTreeSet<String>,
+    declared: Option<Vec<DeclaredTool>>,
+    version: Option<String>,
+    agent_class: Option<String>,
+    model: Option<String>,
+    prompt: Option<u64>,
+    completion: Option<u64>,
+    cached: Option<u64>,
+    reasoning: Option<u64>,
+    cost: Option<f64>,
+    finish: Option<Finish>,
+    /// `reason` of the last `agent_state_changed` to `error`.
+    state_error: Option<String>,
+    first_ts: Option<String>,
+    last_ts: Option<String>,
+    rebuilt_calls: usize,
+    bookkeeping: usize,
+}
+
+fn as_i64(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn add(total: &mut Option<u64>, n: Option<u64>) {
+    if let Some(n) = n {
+        *total = Some(total.unwrap_or(0) + n);
+    }
+}
+
+/// `Tool X is not registered` (function calling) or `X is not a valid tool` (older prompts).
+fn unknown_tool_name(content: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?:Tool ([^\s.()]+) is not registered|([^\s'`]+)`?'? is not a valid tool)").expect("static regex")
+    });
+    let c = re.captures(content)?;
+    c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().trim_matches(['\'', '"', '`']).to_string())
+}
+
+impl Builder {
+    fn new() -> Self {
+        Self {
+            steps: Vec::new(),
+            calls_by_event: BTreeMap::new(),
+            seen_responses: BTreeSet::new(),
+            declared: None,
+            version: None,
+            agent_class: None,
+            model: None,
+            prompt: None,
+            completion: None,
+            cached: None,
+            reasoning: None,
+            cost: None,
+            finish: None,
+            state_error: None,
+            first_ts: None,
+            last_ts: None,
+            rebuilt_calls: 0,
+            bookkeeping: 0,
+        }
+    }
+
+    fn push(&mut self, e: RawEvent, span: Option<SourceSpan>) {
+        if let Some(ts) = &e.timestamp {
+            if self.first_ts.is_none() {
+                self.first_ts = Some(ts.clone());
+            }
+            self.last_ts = Some(ts.clone());
+        }
+        if let Some(m) = &e.llm_metrics {
+            self.cost = num(m.get("accumulated_cost")).or(self.cost);
+        }
+        if let Some(action) = e.action.clone() {
+            self.action(&action, e, span);
+        } else if let Some(obs) = e.observation.clone() {
+            self.observation(&obs, e, span);
+        }
+    }
+
+    fn role_of(source: Option<&str>) -> Role {
+        match source {
+            Some("user") => Role::User,
+            Some("agent") => Role::Assistant,
+            _ => Role::Environment,
+        }
+    }
+
+    fn action(&mut self, action: &str, e: RawEvent, span: Option<SourceSpan>) {
+        let args = e.args.unwrap_or(Value::Null);
+        let arg_str = |k: &str| args.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(ToString::to_string);
+        if BOOKKEEPING_ACTIONS.contains(&action) {
+            self.bookkeeping += 1;
+            return;
+        }
+        if action == "system" {
+            let mut step = Step::new(Role::System, arg_str("content").unwrap_or_default());
+            step.timestamp = e.timestamp;
+            step.source_span = span;
+            if let Some(tools) = args.get("tools").and_then(Value::as_array) {
+                self.declared = Some(tools.iter().filter_map(declared_tool).collect());
+            }
+            self.version = arg_str("openhands_version").or(self.version.take());
+            self.agent_class = arg_str("agent_class").or(self.agent_class.take());
+            self.steps.push(step);
+            return;
+        }
+        let role = Self::role_of(e.source.as_deref());
+        let message = e.message.as_ref().map(content_text).unwrap_or_default();
+        let text = match action {
+            "message" => arg_str("content").unwrap_or(message),
+            "finish" => arg_str("thought").or_else(|| arg_str("final_thought")).unwrap_or(message),
+            _ => arg_str("thought").unwrap_or_default(),
+        };
+        let mut step = Step::new(role, text);
+        step.timestamp = e.timestamp;
+        step.source_span = span;
+        if let Some(meta) = &e.tool_call_metadata {
+            self.usage_of(meta, &mut step);
+        }
+        if action != "message" {
+            let name = e.tool_call_metadata.as_ref().and_then(|m| m.function_name.clone()).unwrap_or_else(|| action.to_string());
+            let id = e.tool_call_metadata.as_ref().and_then(|m| m.tool_call_id.clone());
+            let model_args = e.tool_call_metadata.as_ref().and_then(|m| model_arguments(m, id.as_deref()));
+            let call = match model_args {
+                Some(a) => tool_call(id, name, &a),
+                None => {
+                    let mut a = args.clone();
+                    if let Some(o) = a.as_object_mut() {
+                        o.remove("thought");
+                    }
+                    tool_call(id, name, &a)
+                }
+            };
+            step.tool_calls.push(call);
+            if let Some(ev) = as_i64(e.id.as_ref()) {
+                let here = u32::try_from(self.steps.len()).unwrap_or(u32::MAX);
+                self.calls_by_event.insert(ev, CallRef { step: here, call: 0 });
+            }
+        }
+        if role == Role::Assistant {
+            match action {
+                "finish" => {
+                    let tc = args.get("task_completed").and_then(|v| match v {
+                        Value::String(s) => Some(s.to_ascii_lowercase()),
+                        Value::Bool(b) => Some(b.to_string()),
+                        _ => None,
+                    });
+                    self.finish = Some(Finish { kind: "finish", task_completed: tc, reason: None });
+                }
+                "reject" => {
+                    let reason = args.pointer("/outputs/reason").and_then(Value::as_str).map(ToString::to_string);
+                    self.finish = Some(Finish { kind: "reject", task_completed: None, reason });
+                }
+                _ => self.finish = None,
+            }
+        }
+        self.steps.push(step);
+    }
+
+    /// Per-step tokens from the model response an action came from, counted once per response
+    /// (one response with several tool calls becomes several actions).
+    fn usage_of(&mut self, meta: &RawToolMeta, step: &mut Step) {
+        let Some(resp) = &meta.model_response else { return };
+        if self.model.is_none() {
+            self.model = resp.get("model").and_then(Value::as_str).map(ToString::to_string);
+        }
+        let rid = resp.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(r) = resp.pointer("/choices/0/message/reasoning_content").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            step.reasoning = Some(Reasoning { text: Some(r.to_string()), tokens: None });
+        }
+        if !rid.is_empty() && !self.seen_responses.insert(rid) {
+            return;
+        }
+        let Some(u) = resp.get("usage").filter(|u| u.is_object()) else { return };
+        let cached = uint(u.pointer("/prompt_tokens_details/cached_tokens")).or_else(|| uint(u.get("cache_read_input_tokens")));
+        let reasoning = uint(u.pointer("/completion_tokens_details/reasoning_tokens"));
+        let tokens = Tokens { prompt: uint(u.get("prompt_tokens")), completion: uint(u.get("completion_tokens")), reasoning, cached };
+        add(&mut self.prompt, tokens.prompt);
+        add(&mut self.completion, tokens.completion);
+        add(&mut self.cached, tokens.cached);
+        add(&mut self.reasoning, tokens.reasoning);
+        if let (Some(r), Some(reason)) = (reasoning.filter(|r| *r > 0), step.reasoning.as_mut()) {
+            reason.tokens = Some(r);
+        }
+        step.tokens = Some(tokens);
+    }
+
+    fn observation(&mut self, obs: &str, e: RawEvent, span: Option<SourceSpan>) {
+        let extras = e.extras.unwrap_or(Value::Null);
+        match obs {
+            "agent_state_changed" => {
+                let state = extras.get("agent_state").and_then(Value::as_str).unwrap_or_default();
+                if state == "error" {
+                    self.state_error = extras.get("reason").and_then(Value::as_str).filter(|r| !r.is_empty()).map(ToString::to_string);
+                }
+                self.bookkeeping += 1;
+                return;
+            }
+            "null" => {
+                self.bookkeeping += 1;
+                return;
+            }
+            _ => {}
+        }
+        let content = e.content.as_ref().map(content_text).unwrap_or_default();
+        let paired = as_i64(e.cause.as_ref()).and_then(|c| self.calls_by_event.get(&c).copied());
+        if let Some(name) = unknown_tool_name(&content).filter(|_| obs == "error" && paired.is_none()) {
+            self.rejected_call(&name, &content, e.timestamp, span);
+            return;
+        }
+        let Some(call) = paired else {
+            // The environment talking on its own (recalled knowledge, an error with no action).
+            let mut step = Step::new(Role::Environment, content);
+            step.timestamp = e.timestamp;
+            step.source_span = span;
+            self.steps.push(step);
+            return;
+        };
+        let exit_code =
+            extras.pointer("/metadata/exit_code").and_then(Value::as_i64).or_else(|| extras.get("exit_code").and_then(Value::as_i64));
+        let mut r = ToolResult::new(content);
+        r.exit_code = exit_code;
+        r.is_error = matches!(obs, "error" | "user_rejected") || exit_code.is_some_and(|c| c != 0);
+        r.call_id = e.tool_call_metadata.as_ref().and_then(|m| m.tool_call_id.clone());
+        r.name = e.tool_call_metadata.as_ref().and_then(|m| m.function_name.clone());
+        if obs == "error" && unknown_tool_name(&r.output).is_some() {
+            r.unknown_tool = Some(r.output.lines().next().unwrap_or_default().to_string());
+        }
+        r.call = Some(call);
+        let mut step = Step::new(Role::Tool, String::new());
+        step.timestamp = e.timestamp;
+        step.source_span = span;
+        step.tool_results.push(r);
+        self.steps.push(step);
+    }
+
+    /// The model called a tool the harness does not have; OpenHands records only the error, so
+    /// the call is rebuilt from it (with the arguments as the message printed them).
+    fn rejected_call(&mut self, name: &str, content: &str, ts: Option<String>, span: Option<SourceSpan>) {
+        let raw_args = content.split_once("(arguments: ").map(|(_, rest)| rest.rsplit_once(')').map_or(rest, |(a, _)| a).to_string());
+        let mut call = tool_call(None, name, &Value::Null);
+        call.raw_arguments = raw_args;
+        let mut asked = Step::new(Role::Assistant, String::new());
+        asked.timestamp.clone_from(&ts);
+        asked.source_span = span;
+        asked.tool_calls.push(call);
+        let here = u32::try_from(self.steps.len()).unwrap_or(u32::MAX);
+        self.steps.push(asked);
+        let mut r = ToolResult::new(content);
+        r.is_error = true;
+        r.name = Some(name.to_string());
+        r.unknown_tool = Some(content.lines().next().unwrap_or_default().to_string());
+        r.call = Some(CallRef { step: here, call: 0 });
+        let mut step = Step::new(Role::Tool, String::new());
+        step.timestamp = ts;
+        step.source_span = span;
+        step.tool_results.push(r);
+        self.steps.push(step);
+        self.rebuilt_calls += 1;
+        self.finish = None;
+    }
+
+    /// Fills the record; `error` is the run's final error string, when the format keeps one.
+    fn finish_into(self, t: &mut Trajectory, error: Option<&str>, error_source: &str) {
+        t.steps = self.steps;
+        t.declared_tools = self.declared;
+        t.harness_version = self.version;
+        t.model = t.model.take().or(self.model);
+        t.usage.prompt_tokens = self.prompt;
+        t.usage.completion_tokens = self.completion;
+        t.usage.cached_tokens = self.cached;
+        t.usage.reasoning_tokens = self.reasoning.filter(|r| *r > 0);
+        t.usage.cost_usd = self.cost;
+        t.started_at = self.first_ts;
+        t.ended_at = self.last_ts;
+        t.usage.wall_seconds = t.started_at.as_deref().zip(t.ended_at.as_deref()).and_then(|(a, b)| seconds_between(a, b));
+        if let Some(c) = &self.agent_class {
+            t.notes.push(format!("agent class {c}"));
+        }
+        if self.rebuilt_calls > 0 {
+            t.notes.push(format!(
+                "{} tool call(s) rebuilt from the harness's unknown-tool errors (OpenHands makes no action event for them)",
+                self.rebuilt_calls
+            ));
+        }
+        let own = error.filter(|e| !e.trim().is_empty()).map(|e| (e, error_source));
+        let error = own.or_else(|| self.state_error.as_deref().map(|e| (e, "agent_state_changed extras.reason")));
+        t.termination = match (error, &self.finish) {
+            (Some((err, source)), _) => {
+                let mut term = termination_for_error(err);
+                term.source = Some(source.to_string());
+                term
+            }
+            (None, Some(f)) => {
+                let raw = match (&f.task_completed, f.kind) {
+                    (Some(tc), k) => format!("{k} task_completed={tc}"),
+                    (None, k) => k.to_string(),
+                };
+                if let Some(v @ ("false" | "partial")) = f.task_completed.as_deref() {
+                    t.notes.push(format!("the agent finished with task_completed={v}: it did not claim the task was done"));
+                }
+                if f.kind == "reject" {
+                    t.notes.push(format!("the agent rejected the task{}", f.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()));
+                }
+                Termination { raw: Some(raw), source: Some("last agent action".into()), ..Termination::of(TerminationKind::AgentFinished) }
+            }
+            (None, None) => {
+                let last = t.steps.iter().rev().find(|s| s.role == Role::Assistant);
+                match last {
+                    Some(s) if s.tool_calls.is_empty() => Termination {
+                        source: Some("last agent action".into()),
+                        ..Termination::of(TerminationKind::AgentStoppedWithoutFinish)
+                    },
+                    _ => Termination::unknown(),
+                }
+            }
+        };
+    }
+}
+
+/// The arguments exactly as the model wrote them, from the response the action came from.
+fn model_arguments(meta: &RawToolMeta, id: Option<&str>) -> Option<Value> {
+    let calls = meta.model_response.as_ref()?.pointer("/choices/0/message/tool_calls")?.as_array()?;
+    let call = calls.iter().find(|c| id.is_some() && c.get("id").and_then(Value::as_str) == id).or(if calls.len() == 1 {
+        calls.first()
+    } else {
+        None
+    })?;
+    call.pointer("/function/arguments").cloned()
+}
+
+fn declared_tool(v: &Value) -> Option<DeclaredTool> {
+    let f = v.get("function").unwrap_or(v);
+    let name = f.get("name")?.as_str()?.to_string();
+    let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
+    Some(DeclaredTool { name, description })
+}
+
+fn two_numbers(re: &regex::Regex, text: &str) -> (Option<f64>, Option<f64>) {
+    re.captures(text)
+        .map_or((None, None), |c| (c.get(1).and_then(|m| m.as_str().parse().ok()), c.get(2).and_then(|m| m.as_str().parse().ok())))
+}
+
+/// How the run ended, from the controller's last error (`state.last_error`, written as
+/// `EvalOutput.error`): `<ExceptionType>: <message>`.
+#[must_use]
+pub fn termination_for_error(error: &str) -> Termination {
+    static ITER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static COST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let lower = error.to_ascii_lowercase();
+    let mut t = if lower.contains("maximum iteration") || lower.contains("maximum number of iterations") {
+        let re = ITER.get_or_init(|| regex::Regex::new(r"Current iteration: (\d+), max iteration: (\d+)").expect("static regex"));
+        let (consumed, limit) = two_numbers(re, error);
+        Termination { consumed, limit, ..Termination::budget(Budget::Steps, Enforcer::Harness) }
+    } else if lower.contains("maximum budget") {
+        let re = COST.get_or_init(|| regex::Regex::new(r"Current budget: ([\d.]+), max budget: ([\d.]+)").expect("static regex"));
+        let (consumed, limit) = two_numbers(re, error);
+        Termination { consumed, limit, ..Termination::budget(Budget::Cost, Enforcer::Harness) }
+    } else if error.contains("AgentStuckInLoopError") || lower.contains("stuck in a loop") {
+        Termination::budget(Budget::LoopGuard, Enforcer::Harness)
+    } else if error.contains("ContextWindowExceed") || lower.contains("context window") || lower.contains("context length") {
+        Termination::budget(Budget::Context, Enforcer::Provider)
+    } else if lower.starts_with("timeout after") {
+        // The evaluation's per-instance timeout (`run_evaluation`).
+        let mut t = Termination::budget(Budget::WallTime, Enforcer::Benchmark);
+        t.limit = super::common::number_after(error, "after");
+        t
+    } else if INFRA
+        .get_or_init(|| {
+            regex::Regex::new(r"(?i)(AgentRuntime\w*Error|STATUS\$ERROR_LLM|RateLimit|APIConnectionError|ServiceUnavailable|InternalServerError|ConnectionError|Maximum retries|sandbox|docker)")
+                .expect("static regex")
+        })
+        .is_match(error)
+    {
+        Termination::of(TerminationKind::Infrastructure)
+    } else {
+        Termination::of(TerminationKind::HarnessError)
+    };
+    let first = error.lines().next().unwrap_or_default().trim();
+    t.raw = Some(first.chars().take(200).collect());
+    t.detail = Some(error.chars().take(300).collect());
+    t
+}
+
+fn span_within(line: &str, part: &str, file: u32, line_start: usize, lineno: usize) -> Option<SourceSpan> {
+    let base = line.as_ptr() as usize;
+    let p = part.as_ptr() as usize;
+    (p >= base && p + part.len() <= base + line.len()).then(|| SourceSpan {
+        file,
+        offset: (line_start + p - base) as u64,
+        len: part.len() as u64,
+        line: lineno as u64,
+    })
+}
+
+/// The events of a history: a list of events, or (the old evaluation format) a list of
+/// `[action, observation]` pairs.
+fn events<'a>(items: &[&'a RawValue]) -> Result<Vec<&'a RawValue>, (&'a RawValue, serde_json::Error)> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        if item.get().trim_start().starts_with('[') {
+            let pair: Vec<&'a RawValue> = serde_json::from_str(item.get()).map_err(|e| (*item, e))?;
+            out.extend(pair);
+        } else {
+            out.push(*item);
+        }
+    }
+    Ok(out)
+}
+
+/// A saved OpenHands event list (a trajectory file, a replay file).
+pub struct OpenHandsEvents;
+
+impl Adapter for OpenHandsEvents {
+    fn name(&self) -> &'static str {
+        HARNESS
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "OpenHands V0 event list (actions and observations paired by cause)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        if j.top_is_array && j.has("[].source") && (j.has("[].action") || j.has("[].observation")) {
+            return marker("list of events with source and action/observation");
+        }
+        Err("not a list of events with source and action/observation".into())
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let src = Source::read(&unit.primary.path, &unit.primary.display)?;
+        let text = src.text()?;
+        let items: Vec<&RawValue> =
+            serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "OpenHands event list", &e))?;
+        let mut b = Builder::new();
+        for raw in &items {
+            let e: RawEvent = serde_json::from_str(raw.get()).map_err(|e| {
+                let base = src.offset_of(raw.get()).unwrap_or(0);
+                InputError::from_json_at(&src.display, &src.bytes, base, "OpenHands event", &e)
+            })?;
+            b.push(e, src.span_of(0, raw.get()));
+        }
+        let task = task_from_path(&unit.primary.path);
+        let mut t = blank(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        t.provenance.format_version = Some("openhands-v0-events".into());
+        b.finish_into(&mut t, None, "");
+        t.notes.push("a saved event list carries no verdict: outcome comes from a verdict file, if any".into());
+        out.emit(t);
+        Ok(())
+    }
+}
+
+fn task_from_path(p: &Path) -> String {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.strip_suffix(".json").unwrap_or(&name).to_string()
+}
+
+/// An OpenHands evaluation `output.jsonl`: one instance per line.
+pub struct OpenHandsEval;
+
+impl Adapter for OpenHandsEval {
+    fn name(&self) -> &'static str {
+        "openhands-eval"
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "OpenHands evaluation output.jsonl (EvalOutput per line: history, metrics, error, test_result)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        // Lines are often longer than the probe, then only the first line's start is seen.
+        let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
+        if shape.has("instance_id")
+            && (shape.has("history")
+                || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)))
+        {
+            return marker("EvalOutput lines (instance_id, history/test_result)");
+        }
+        Err("no instance_id with history/test_result".into())
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let shown = &unit.primary.display;
+        let sha = sha256_of(&unit.primary.path, shown)?;
+        let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
+        let f = std::fs::File::open(&unit.primary.path).map_err(|e| io_error(shown, &e))?;
+        let mut r = BufReader::with_capacity(1 << 16, f);
+        let mut buf = Vec::new();
+        let (mut lineno, mut start) = (0usize, 0usize);
+        loop {
+            buf.clear();
+            let n = r.read_until(b'\n', &mut buf).map_err(|e| io_error(shown, &e))?;
+            if n == 0 {
+                break;
+            }
+            lineno += 1;
+            let line_start = start;
+            start += n;
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // Without its line break, so a record cut off mid-line reads as truncated.
+            let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            let line = match std::str::from_utf8(body) {
+                Ok(l) => l,
+                Err(e) => {
+                    out.diagnostics.push(InputError::invalid_utf8(shown, body, &e).on_line(lineno, line_start));
+                    continue;
+                }
+            };
+            match instance(line, &file, lineno, line_start, self.name()) {
+                Ok(t) => out.emit(t),
+                Err(e) => {
+                    let mut d = InputError::from_json_at(shown, body, 0, "OpenHands evaluation record", &e).on_line(lineno, line_start);
+                    d.message = format!("{} (instance on line {lineno})", d.message);
+                    out.diagnostics.push(d);
+                }
+            }
+        }
+        if out.emitted == 0 && !out.diagnostics.is_empty() {
+            return Err(InputError::new(InputErrorKind::Schema, shown, "read any OpenHands evaluation record: every line was bad")
+                .with_help("each line must be one EvalOutput JSON object (instance_id, history, metrics, error, test_result)"));
+        }
+        Ok(())
+    }
+}
+
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+fn sha256_of(path: &Path, shown: &str) -> Result<String, InputError> {
+    let mut f = std::fs::File::open(path).map_err(|e| io_error(shown, &e))?;
+    let mut h = Sha256::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut chunk).map_err(|e| io_error(shown, &e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&chunk[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+/// One `EvalOutput` line into a record; errors carry positions within the line.
+fn instance(line: &str, file: &SourceFile, lineno: usize, line_start: usize, adapter: &str) -> Result<Trajectory, serde_json::Error> {
+    let rec: RawEvalOutput<'_> = serde_json::from_str(line)?;
+    let task = match &rec.instance_id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut t = blank(task, HARNESS, adapter, 1, vec![file.clone()]);
+    t.provenance.format_version = Some("openhands-eval-output".into());
+    t.model = rec.metadata.as_ref().and_then(|m| m.pointer("/llm_config/model")).and_then(Value::as_str).map(ToString::to_string);
+    let mut b = Builder::new();
+    let items = rec.history.unwrap_or_default();
+    let evs = events(&items).map_err(|(_, e)| e)?;
+    for raw in evs {
+        let e: RawEvent = serde_json::from_str(raw.get())?;
+        b.push(e, span_within(line, raw.get(), 0, line_start, lineno));
+    }
+    let error = rec.error.clone();
+    b.finish_into(&mut t, error.as_deref(), "output.jsonl error");
+    if let Some(m) = &rec.metrics {
+        if let Some(c) = num(m.get("accumulated_cost")) {
+            t.usage.cost_usd = Some(c);
+        }
+        if let Some(u) = m.get("accumulated_token_usage").filter(|u| u.is_object()) {
+            t.usage.prompt_tokens = uint(u.get("prompt_tokens")).or(t.usage.prompt_tokens);
+            t.usage.completion_tokens = uint(u.get("completion_tokens")).or(t.usage.completion_tokens);
+            t.usage.cached_tokens = uint(u.get("cache_read_tokens")).filter(|n| *n > 0).or(t.usage.cached_tokens);
+        }
+        if let Some(n) = m.get("token_usages").and_then(Value::as_array).map(Vec::len).filter(|n| *n > 0) {
+            t.usage.api_calls = Some(n as u64);
+        }
+        if t.termination.budget == Some(Budget::Cost) && t.termination.limit.is_none() {
+            t.termination.limit = num(m.get("max_budget_per_task"));
+        }
+    }
+    if t.termination.budget == Some(Budget::Steps) && t.termination.limit.is_none() {
+        t.termination.limit = rec.metadata.as_ref().and_then(|m| num(m.get("max_iterations")));
+    }
+    if let Some(tr) = &rec.test_result {
+        t.submission = tr.get("git_patch").and_then(Value::as_str).map(ToString::to_string);
+        t.outcome = eval_outcome(tr, &file.path, lineno);
+    }
+    Ok(t)
+}
+
+/// The verdict `eval_infer` writes into `test_result.report`.
+fn eval_outcome(tr: &Value, file: &str, lineno: usize) -> Outcome {
+    let at = file.to_string();
+    let Some(report) = tr.get("report").filter(|r| r.is_object()) else {
+        return match tr.get("resolved").and_then(Value::as_bool) {
+            Some(r) => Outcome::from_reward(if r { 1.0 } else { 0.0 }, at, format!("test_result.resolved (line {lineno})")),
+            None => Outcome::unknown(),
+        };
+    };
+    let flag = |k: &str| report.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let resolved = report.get("resolved").and_then(Value::as_bool);
+    let mut o = match resolved {
+        Some(true) => Outcome::from_reward(1.0, at, format!("test_result.report.resolved (line {lineno})")),
+        Some(false) if flag("error_eval") || flag("test_timeout") => {
+            let mut o = Outcome::new(OutcomeStatus::Errored, at, format!("test_result.report.resolved (line {lineno})"));
+            o.detail =
+                Some(if flag("test_timeout") { "the tests timed out".into() } else { "the evaluation itself failed (error_eval)".into() });
+            o
+        }
+        Some(false) => Outcome::from_reward(0.0, at, format!("test_result.report.resolved (line {lineno})")),
+        None => return Outcome::unknown(),
+    };
+    if flag("empty_generation") {
+        o.detail = Some("empty patch (empty_generation)".into());
+    } else if flag("failed_apply_patch") {
+        o.detail = Some("the patch did not apply (failed_apply_patch)".into());
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tool_messages_name_the_tool() {
+        assert_eq!(
+            unknown_tool_name("Tool str_replace is not registered. (arguments: {'path': '/a'}). Please check the tool name and retry with an existing tool.").as_deref(),
+            Some("str_replace")
+        );
+        assert_eq!(unknown_tool_name("search_web is not a valid tool, try one of [execute_bash]").as_deref(), Some("search_web"));
+        assert_eq!(unknown_tool_name("Command failed"), None);
+    }
+
+    #[test]
+    fn errors_name_the_budget_with_limits() {
+        let t = termination_for_error("RuntimeError: Agent reached maximum iteration. Current iteration: 100, max iteration: 100");
+        assert_eq!((t.budget, t.consumed, t.limit), (Some(Budget::Steps), Some(100.0), Some(100.0)));
+        let t = termination_for_error("RuntimeError: Agent reached maximum budget for conversation.Current budget: 2.05, max budget: 2.00");
+        assert_eq!((t.budget, t.consumed, t.limit), (Some(Budget::Cost), Some(2.05), Some(2.0)));
+        assert_eq!(termination_for_error("AgentStuckInLoopError: Agent got stuck in a loop").budget, Some(Budget::LoopGuard));
+        assert_eq!(termination_for_error("AgentRuntimeDisconnectedError: gone").kind, TerminationKind::Infrastructure);
+        assert_eq!(termination_for_error("ValueError: what").kind, TerminationKind::HarnessError);
+    }
+}
