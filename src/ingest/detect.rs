@@ -22,11 +22,24 @@ const SKIP_EXTENSIONS: &[(&[&str], &str)] = &[
     (&["gz", "tgz", "tar", "bz2", "xz", "zst", "whl", "so", "pyc", "o", "a"], "archive or compiled file"),
     (&["md", "rst", "html", "css"], "document, not a transcript"),
     (&["patch", "diff"], "patch file"),
-    (&["py", "sh", "rs", "go", "ts", "js", "toml", "lock", "cfg", "ini", "dockerfile"], "source or configuration file"),
+    (
+        &["py", "sh", "rs", "go", "ts", "js", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp", "java", "kt", "gradle", "rb", "php", "cs", "swift", "scala", "ex", "exs", "toml", "lock", "cfg", "ini", "dockerfile", "xml", "properties", "mod", "sum"],
+        "source or configuration file",
+    ),
     (&["log", "txt", "out", "err", "cast"], "plain log without a known transcript format"),
 ];
 
-const SKIP_NAMES: &[(&str, &str)] = &[(".ds_store", "Finder metadata"), (".gitignore", "git metadata"), (".gitkeep", "git metadata")];
+const SKIP_NAMES: &[(&str, &str)] = &[
+    (".ds_store", "Finder metadata"),
+    (".gitignore", "git metadata"),
+    (".gitkeep", "git metadata"),
+    ("package.json", "source or configuration file"),
+    ("package-lock.json", "source or configuration file"),
+    ("tsconfig.json", "source or configuration file"),
+    ("composer.json", "source or configuration file"),
+    (".eslintrc.json", "source or configuration file"),
+    ("settings.json", "source or configuration file"),
+];
 
 /// Runs the cascade over every adapter.
 #[must_use]

@@ -41,6 +41,7 @@ impl Adapter for CoronerJsonl {
         let mut r = BufReader::with_capacity(1 << 16, f);
         let mut line = Vec::new();
         let mut lineno = 0usize;
+        let mut offset = 0usize;
         loop {
             line.clear();
             let n = r.read_until(b'\n', &mut line).map_err(|e| io_error(shown, &e))?;
@@ -48,16 +49,15 @@ impl Adapter for CoronerJsonl {
                 break;
             }
             lineno += 1;
+            let start = offset;
+            offset += n;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             match serde_json::from_slice::<Trajectory>(&line) {
                 Ok(t) => out.emit(t),
                 Err(e) => {
-                    let mut d = InputError::from_json(shown, &line, "coroner record", &e);
-                    d.line = Some(lineno);
-                    d.message = format!("{} (record on line {lineno})", d.message);
-                    out.diagnostics.push(d);
+                    out.diagnostics.push(InputError::from_json(shown, &line, "coroner record", &e).on_line(lineno, start));
                 }
             }
         }
