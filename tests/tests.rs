@@ -10,3 +10,5 @@ mod ingest_bad_input;
 mod ingest_determinism;
 /// Generated schemas match the types.
 mod schema;
+/// The statistics library against every row of the reference vectors in ../shared/stats.
+mod stats;

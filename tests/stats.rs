@@ -1,0 +1,363 @@
+//! The statistics library against the reference vectors in `../shared/stats` (written by
+//! `gen_vectors.py` with scipy, statsmodels and scikit-learn). Every row of every CSV is read and
+//! checked; a method this library does not know fails the test instead of being skipped.
+//!
+//! Tolerances (README of the vectors): 1e-9 for closed forms and enumerations, 1e-6 where either
+//! side finds a root or a maximum numerically.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use coroner::stats::*;
+
+use crate::common::shared;
+
+const CLOSED: f64 = 1e-9;
+const ROOT: f64 = 1e-6;
+
+/// One CSV row by column name.
+struct Row(BTreeMap<String, String>);
+
+impl Row {
+    fn s(&self, col: &str) -> &str {
+        self.0.get(col).map(String::as_str).unwrap_or_else(|| panic!("no column {col}"))
+    }
+
+    /// A number, or `None` for an empty cell ("not applicable" / "impossible" in the vectors).
+    fn f(&self, col: &str) -> Option<f64> {
+        let s = self.s(col);
+        if s.is_empty() { None } else { Some(s.parse().unwrap_or_else(|e| panic!("{col}={s:?}: {e}"))) }
+    }
+
+    fn num(&self, col: &str) -> f64 {
+        self.f(col).unwrap_or_else(|| panic!("empty {col}"))
+    }
+
+    fn u(&self, col: &str) -> u64 {
+        self.s(col).parse().unwrap_or_else(|e| panic!("{col}={:?}: {e}", self.s(col)))
+    }
+}
+
+fn read(file: &str) -> Option<Vec<Row>> {
+    let path = shared(&format!("stats/{file}"))?;
+    let mut r = csv::Reader::from_path(&path).expect("vectors open");
+    let headers = r.headers().expect("header").clone();
+    let rows: Vec<Row> = r
+        .records()
+        .map(|rec| {
+            let rec = rec.expect("csv record");
+            Row(headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_owned(), v.to_owned())).collect())
+        })
+        .collect();
+    assert!(!rows.is_empty(), "{file} has no rows");
+    Some(rows)
+}
+
+/// Collects every mismatch so one run shows them all.
+#[derive(Default)]
+struct Check {
+    failures: Vec<String>,
+    values: usize,
+}
+
+impl Check {
+    fn close(&mut self, ctx: &str, got: f64, want: f64, tol: f64) {
+        self.values += 1;
+        let ok = (got - want).abs() <= tol || (got.is_nan() && want.is_nan());
+        if !ok {
+            self.failures.push(format!("{ctx}: got {got:?}, want {want:?} (diff {:e}, tol {tol:e})", (got - want).abs()));
+        }
+    }
+
+    fn opt(&mut self, ctx: &str, got: Option<f64>, want: Option<f64>, tol: f64) {
+        match (got, want) {
+            (Some(g), Some(w)) => self.close(ctx, g, w, tol),
+            (None, None) => self.values += 1,
+            _ => self.failures.push(format!("{ctx}: got {got:?}, want {want:?}")),
+        }
+    }
+
+    fn eq<T: PartialEq + Debug>(&mut self, ctx: &str, got: T, want: T) {
+        self.values += 1;
+        if got != want {
+            self.failures.push(format!("{ctx}: got {got:?}, want {want:?}"));
+        }
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.failures.push(msg);
+    }
+
+    fn finish(self, file: &str, rows: usize) {
+        eprintln!("{file}: {rows} rows, {} values checked", self.values);
+        assert!(self.failures.is_empty(), "{file}: {} mismatches:\n{}", self.failures.len(), self.failures.join("\n"));
+    }
+}
+
+#[test]
+fn one_proportion_intervals_match_vectors_ci() {
+    let Some(rows) = read("vectors_ci.csv") else { return };
+    let mut c = Check::default();
+    for r in &rows {
+        let p = Proportion::new(r.u("k"), r.u("n"));
+        let conf = r.num("confidence");
+        let sides = match r.s("sides") {
+            "two-sided" => Sides::TwoSided,
+            "upper" => Sides::Upper,
+            "lower" => Sides::Lower,
+            other => {
+                c.fail(format!("unknown sides {other}"));
+                continue;
+            }
+        };
+        let (method, tol) = match r.s("method") {
+            "wilson" => (ProportionMethod::Wilson, CLOSED),
+            "wilson_cc" => (ProportionMethod::WilsonCc, CLOSED),
+            "agresti_coull" => (ProportionMethod::AgrestiCoull, CLOSED),
+            "wald" => (ProportionMethod::Wald, CLOSED),
+            // Beta quantiles: an inversion of the incomplete beta function on both sides.
+            "clopper_pearson" => (ProportionMethod::ClopperPearson, CLOSED),
+            "jeffreys" => (ProportionMethod::JeffreysEqualTailed, CLOSED),
+            "jeffreys_bcd" => (ProportionMethod::Jeffreys, CLOSED),
+            "bayes_uniform" => (ProportionMethod::BayesUniform, CLOSED),
+            other => {
+                c.fail(format!("unknown method {other}"));
+                continue;
+            }
+        };
+        let i = proportion_interval(p, conf, sides, method);
+        let ctx = format!("{} {}/{} {conf} {}", r.s("method"), p.k, p.n, r.s("sides"));
+        c.close(&format!("{ctx} lower"), i.lo, r.num("lower"), tol);
+        c.close(&format!("{ctx} upper"), i.hi, r.num("upper"), tol);
+    }
+    c.finish("vectors_ci.csv", rows.len());
+}
+
+#[test]
+fn two_arm_comparisons_match_vectors_compare() {
+    let Some(rows) = read("vectors_compare.csv") else { return };
+    let mut c = Check::default();
+    for r in &rows {
+        let method = r.s("method");
+        let ctx = format!("{} {method}", r.s("case"));
+        let conf = r.f("confidence").unwrap_or(0.95);
+        let want_ci = |c: &mut Check, got: Estimate, tol: f64| {
+            c.close(&format!("{ctx} estimate"), got.estimate, r.num("estimate"), CLOSED);
+            c.close(&format!("{ctx} lower"), got.interval.lo, r.num("ci_lower"), tol);
+            c.close(&format!("{ctx} upper"), got.interval.hi, r.num("ci_upper"), tol);
+        };
+        let want_test = |c: &mut Check, got: TestResult, stat_tol: f64, p_tol: f64| {
+            match r.f("statistic") {
+                Some(s) => c.close(&format!("{ctx} statistic"), got.statistic, s, stat_tol),
+                None => c.values += 1,
+            }
+            c.close(&format!("{ctx} p"), got.p_value, r.num("p_value"), p_tol);
+        };
+        match r.s("design") {
+            "paired" => {
+                let t = PairedTable::new(r.u("a"), r.u("b"), r.u("c"), r.u("d"));
+                c.eq(&format!("{ctx} arm A"), t.a(), Proportion::new(r.u("x1"), r.u("n1")));
+                c.eq(&format!("{ctx} arm B"), t.b(), Proportion::new(r.u("x2"), r.u("n2")));
+                match method {
+                    "mcnemar_exact" => want_test(&mut c, mcnemar(t, McNemarMethod::Exact), CLOSED, CLOSED),
+                    "mcnemar_midp" => want_test(&mut c, mcnemar(t, McNemarMethod::MidP), CLOSED, CLOSED),
+                    "mcnemar_asymptotic" => want_test(&mut c, mcnemar(t, McNemarMethod::Asymptotic), CLOSED, CLOSED),
+                    "mcnemar_asymptotic_cc" => want_test(&mut c, mcnemar(t, McNemarMethod::AsymptoticCc), CLOSED, CLOSED),
+                    "diff_ci_wald" => want_ci(&mut c, paired_difference(t, conf, PairedDiffMethod::Wald), CLOSED),
+                    "diff_ci_agresti_min" => {
+                        // The vectors' estimate column is (b−c)/(n+2), which is what Agresti–Min reports.
+                        want_ci(&mut c, paired_difference(t, conf, PairedDiffMethod::AgrestiMin), CLOSED)
+                    }
+                    "diff_ci_newcombe" => {
+                        c.close(&format!("{ctx} phi"), newcombe_phi(t), r.num("statistic"), CLOSED);
+                        want_ci(&mut c, paired_difference(t, conf, PairedDiffMethod::Newcombe), CLOSED);
+                    }
+                    "diff_ci_tango" => want_ci(&mut c, paired_difference(t, conf, PairedDiffMethod::Tango), ROOT),
+                    other => c.fail(format!("{ctx}: unknown paired method {other}")),
+                }
+            }
+            "unpaired" => {
+                let (a, b) = (Proportion::new(r.u("x1"), r.u("n1")), Proportion::new(r.u("x2"), r.u("n2")));
+                // scipy's barnard_exact/boschloo_exact take the two binomial samples as the table's
+                // COLUMNS; gen_vectors.py passed [[x1, n1−x1], [x2, n2−x2]], so its samples are the
+                // successes (x1 of x1+x2 from arm A) and the failures (n1−x1 of the failures).
+                let (ca, cb) = (Proportion::new(a.k, a.k + b.k), Proportion::new(a.n - a.k, (a.n - a.k) + (b.n - b.k)));
+                match method {
+                    "fisher_exact" => want_test(&mut c, fisher_exact(a, b), CLOSED, CLOSED),
+                    "boschloo_exact" => want_test(&mut c, boschloo(ca, cb), CLOSED, ROOT),
+                    "barnard_exact" => want_test(&mut c, barnard(ca, cb), CLOSED, ROOT),
+                    "ztest_pooled" => {
+                        want_test(&mut c, z_test_pooled(a, b), CLOSED, CLOSED);
+                        c.close(&format!("{ctx} estimate"), a.rate() - b.rate(), r.num("estimate"), CLOSED);
+                    }
+                    "chi2_yates" => want_test(&mut c, chi2_yates(a, b), CLOSED, CLOSED),
+                    "diff_ci_wald" => want_ci(&mut c, unpaired_difference(a, b, conf, UnpairedDiffMethod::Wald), CLOSED),
+                    "diff_ci_newcombe_hybrid" => {
+                        want_ci(&mut c, unpaired_difference(a, b, conf, UnpairedDiffMethod::NewcombeHybrid), CLOSED)
+                    }
+                    "diff_ci_agresti_caffo" => want_ci(&mut c, unpaired_difference(a, b, conf, UnpairedDiffMethod::AgrestiCaffo), CLOSED),
+                    "diff_ci_miettinen_nurminen" => {
+                        want_ci(&mut c, unpaired_difference(a, b, conf, UnpairedDiffMethod::MiettinenNurminen), ROOT)
+                    }
+                    "diff_ci_mee" => want_ci(&mut c, unpaired_difference(a, b, conf, UnpairedDiffMethod::Mee), ROOT),
+                    other => c.fail(format!("{ctx}: unknown unpaired method {other}")),
+                }
+            }
+            other => c.fail(format!("{ctx}: unknown design {other}")),
+        }
+    }
+    c.finish("vectors_compare.csv", rows.len());
+}
+
+/// The per-task correct counts of the 34-task × 3-trial example, read from its `per_task_c` row.
+fn aggregate_counts(rows: &[Row]) -> Vec<u64> {
+    let row = rows.iter().find(|r| r.s("metric") == "per_task_c").expect("per_task_c row");
+    let text = row.s("source").split(':').nth(1).expect("counts after ':'");
+    text.split_whitespace().map(|x| x.parse().expect("count")).collect()
+}
+
+/// `"a/b"` as a float (numerator and denominator may exceed u64; f64 parsing rounds correctly).
+fn fraction(s: &str) -> f64 {
+    let (a, b) = s.split_once('/').unwrap_or((s, "1"));
+    a.parse::<f64>().expect("numerator") / b.parse::<f64>().expect("denominator")
+}
+
+#[test]
+fn pass_at_k_and_clustered_errors_match_vectors_passk() {
+    let Some(rows) = read("vectors_passk.csv") else { return };
+    let mut c = Check::default();
+    let counts = aggregate_counts(&rows);
+    assert_eq!(counts.len(), 34, "34 tasks in the aggregate example");
+    let trials_per_task = 3;
+    let tasks: Vec<TaskTrials> = counts.iter().map(|&k| TaskTrials::new(trials_per_task, k)).collect();
+    // Trial-level view: 102 outcomes, clustered by task.
+    let (mut outcomes, mut task_of) = (Vec::new(), Vec::new());
+    for (t, &k) in counts.iter().enumerate() {
+        for trial in 0..trials_per_task {
+            outcomes.push(if trial < k { 1.0 } else { 0.0 });
+            task_of.push(t);
+        }
+    }
+    let trial = clustered_se(&outcomes, &task_of);
+    // Task-level pass@1 scores clustered into families of four consecutive tasks (the vectors'
+    // `family = task_index // 4`).
+    let scores: Vec<f64> = counts.iter().map(|&k| k as f64 / trials_per_task as f64).collect();
+    let families: Vec<usize> = (0..scores.len()).map(|i| i / 4).collect();
+    let family = clustered_se(&scores, &families);
+    let decomposition = variance_decomposition(&tasks);
+
+    for r in &rows {
+        let metric = r.s("metric");
+        let ctx = format!("{} n={} c={} k={} {metric}", r.s("kind"), r.s("n"), r.s("c"), r.s("k"));
+        match r.s("kind") {
+            "single" => {
+                let (n, k_passed, k) = (r.u("n"), r.u("c"), r.u("k"));
+                let got = match metric {
+                    "pass_at_k" => pass_at_k(n, k_passed, k),
+                    "pass_hat_k" => pass_hat_k(n, k_passed, k),
+                    "pass_at_k_plugin" => pass_at_k_plugin(n, k_passed, k),
+                    "pass_hat_k_plugin" => pass_hat_k_plugin(n, k_passed, k),
+                    other => {
+                        c.fail(format!("{ctx}: unknown metric {other}"));
+                        continue;
+                    }
+                };
+                let Some(got) = got else {
+                    c.fail(format!("{ctx}: not estimable"));
+                    continue;
+                };
+                // The product forms agree with the exact rationals to 1e-12 (gen_vectors asserts it).
+                c.close(&ctx, got, r.num("value"), 1e-12);
+                if !r.s("exact").is_empty() {
+                    c.close(&format!("{ctx} exact"), got, fraction(r.s("exact")), 1e-12);
+                }
+            }
+            "aggregate34x3" => {
+                c.eq(&format!("{ctx} trials"), r.u("n"), trials_per_task);
+                let k = r.f("k").map(|k| k as u64);
+                let summary = |m: PassMetric| pass_k_summary(&tasks, k.expect("k"), m, 0.95);
+                let (stem, m) = if let Some(s) = metric.strip_prefix("pass_at_k_") {
+                    (s, Some(PassMetric::PassAtK))
+                } else if let Some(s) = metric.strip_prefix("pass_hat_k_") {
+                    (s, Some(PassMetric::PassHatK))
+                } else {
+                    (metric, None)
+                };
+                let got = match (m, stem) {
+                    (Some(m), "mean") => {
+                        let s = summary(m);
+                        c.eq(&format!("{ctx} tasks"), (s.tasks, s.skipped), (34, 0));
+                        c.close(&format!("{ctx} exact"), s.estimate.estimate, fraction(r.s("exact")), 1e-12);
+                        s.estimate.estimate
+                    }
+                    (Some(m), "se_tasks") => summary(m).se,
+                    (Some(m), "se_boot_limit") => summary(m).se_bootstrap_limit,
+                    (Some(m), "ci95_lo_normal") => summary(m).estimate.interval.lo,
+                    (Some(m), "ci95_hi_normal") => summary(m).estimate.interval.hi,
+                    (Some(m), "k_eq_n_wilson95_lower" | "k_eq_n_wilson95_upper") => {
+                        // When k equals the trials, pass^k counts tasks that passed every trial and
+                        // pass@k tasks that passed any: plain task-level proportions.
+                        let n_tasks = tasks.len() as u64;
+                        let count = match m {
+                            PassMetric::PassHatK => counts.iter().filter(|&&x| x == trials_per_task).count(),
+                            PassMetric::PassAtK => counts.iter().filter(|&&x| x >= 1).count(),
+                        } as u64;
+                        c.eq(&format!("{ctx} count"), count, r.u("c"));
+                        let mean = summary(m).estimate.estimate;
+                        c.close(&format!("{ctx} mean is the task share"), mean, count as f64 / n_tasks as f64, 1e-12);
+                        let i = wilson(Proportion::new(count, n_tasks), 0.95);
+                        if stem.ends_with("lower") { i.lo } else { i.hi }
+                    }
+                    (None, "trial_mean") => trial.mean,
+                    (None, "trial_se_naive_binomial") => trial.naive_binomial,
+                    (None, "trial_se_clt") => trial.clt,
+                    (None, "trial_se_miller_clustered") => trial.miller,
+                    (None, "trial_se_cr0") => trial.cr0,
+                    (None, "trial_se_cr1" | "trial_se_statsmodels_default") => trial.cr1,
+                    (None, "task_se_clt") => family.clt,
+                    (None, "task_se_miller_clustered_by_family") => {
+                        c.eq(&format!("{ctx} families"), family.clusters, 9);
+                        family.miller
+                    }
+                    (None, "sigma2_within_hat") => decomposition.within,
+                    (None, "var_task_means") => decomposition.task_means,
+                    (None, "var_x_hat") => decomposition.between,
+                    (None, "per_task_c") => {
+                        c.eq(&format!("{ctx} tasks read"), counts.len(), 34);
+                        continue;
+                    }
+                    _ => {
+                        c.fail(format!("{ctx}: unknown aggregate metric"));
+                        continue;
+                    }
+                };
+                c.close(&ctx, got, r.num("value"), CLOSED);
+            }
+            other => c.fail(format!("{ctx}: unknown kind {other}")),
+        }
+    }
+    c.finish("vectors_passk.csv", rows.len());
+}
+
+#[test]
+fn bootstrap_over_tasks_is_seeded_and_converges_to_the_clustered_error() {
+    let Some(rows) = read("vectors_passk.csv") else { return };
+    let counts = aggregate_counts(&rows);
+    let want = rows.iter().find(|r| r.s("metric") == "pass_at_k_se_boot_limit" && r.s("k") == "1").expect("boot limit row").num("value");
+    let scores: Vec<f64> = counts.iter().map(|&k| k as f64 / 3.0).collect();
+    let a = bootstrap_mean(&scores, 20_000, DEFAULT_SEED, 0.95);
+    let b = bootstrap_mean(&scores, 20_000, DEFAULT_SEED, 0.95);
+    assert_eq!(a, b, "same seed, same numbers");
+    assert_ne!(bootstrap_mean(&scores, 20_000, DEFAULT_SEED + 1, 0.95).se, a.se, "the seed matters");
+    assert!((a.se / want - 1.0).abs() < 0.02, "bootstrap SE {} vs its infinite-resample limit {want}", a.se);
+    assert!((a.estimate.estimate - 31.0 / 102.0).abs() < 1e-15);
+    // The percentile interval sits near the normal one (0.171 to 0.437).
+    assert!((a.estimate.interval.lo - 0.171).abs() < 0.02 && (a.estimate.interval.hi - 0.437).abs() < 0.02, "{a:?}");
+    // ChaCha8 + u32 index draws: these digits are the same on every machine.
+    let small = bootstrap_mean(&scores, 1000, 7, 0.9);
+    assert_eq!((small.se, small.estimate.interval.lo, small.estimate.interval.hi), PINNED_BOOTSTRAP);
+}
+
+/// `bootstrap_mean(per-task pass@1 of the 34×3 example, 1000 resamples, seed 7, 90%)`:
+/// (se, lo, hi). A change here means results are no longer reproducible from a seed.
+const PINNED_BOOTSTRAP: (f64, f64, f64) = (0.06794303503635045, 0.19607843137254904, 0.4215686274509804);
