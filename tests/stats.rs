@@ -636,3 +636,136 @@ fn kappa_and_confusion_metrics_match_vectors_kappa() {
     }
     c.finish("vectors_kappa.csv", rows.len());
 }
+
+/// Per-task outcomes that reproduce a paired row's table: `a` tasks both pass, `b` only A, ….
+fn outcomes_of(t: PairedTable) -> (BTreeMap<String, bool>, BTreeMap<String, bool>) {
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    let cells = [(t.both_pass, true, true), (t.only_a, true, false), (t.only_b, false, true), (t.both_fail, false, false)];
+    let mut id = 0;
+    for (count, pa, pb) in cells {
+        for _ in 0..count {
+            a.insert(format!("task-{id:03}"), pa);
+            b.insert(format!("task-{id:03}"), pb);
+            id += 1;
+        }
+    }
+    (a, b)
+}
+
+#[test]
+fn flips_from_per_task_outcomes_feed_the_paired_tests() {
+    let Some(rows) = read("vectors_compare.csv") else { return };
+    let mut c = Check::default();
+    for r in rows.iter().filter(|r| r.s("design") == "paired" && r.s("method") == "mcnemar_midp") {
+        let t = PairedTable::new(r.u("a"), r.u("b"), r.u("c"), r.u("d"));
+        let (a, b) = outcomes_of(t);
+        let f = flips(&a, &b);
+        let ctx = r.s("case");
+        c.eq(&format!("{ctx} table"), f.table, t);
+        c.eq(&format!("{ctx} flipped to A"), f.only_a_passed.len() as u64, t.only_a);
+        c.eq(&format!("{ctx} flipped to B"), f.only_b_passed.len() as u64, t.only_b);
+        c.eq(&format!("{ctx} every flip passed in A"), f.only_a_passed.iter().all(|k| a[k] && !b[k]), true);
+        c.close(&format!("{ctx} mid-p"), mcnemar(f.table, McNemarMethod::default()).p_value, r.num("p_value"), CLOSED);
+    }
+    c.finish("vectors_compare.csv (paired rows as per-task outcomes)", rows.len());
+}
+
+#[test]
+fn failure_class_differences_are_the_newcombe_hybrid_rows() {
+    let Some(rows) = read("vectors_compare.csv") else { return };
+    let mut c = Check::default();
+    for r in rows.iter().filter(|r| r.s("method") == "diff_ci_newcombe_hybrid") {
+        // Read x1 of n1 failures in arm A and x2 of n2 in arm B as one failure class.
+        let arm = |x: &str, n: &str| ClassCounts { failures: r.u(n), by_class: [("timeout".to_owned(), r.u(x))].into() };
+        let cmp = compare_classes(&arm("x1", "n1"), &arm("x2", "n2"), 0.95);
+        let ctx = r.s("case");
+        c.eq(&format!("{ctx} classes"), cmp.len(), 1);
+        let d = cmp[0].difference;
+        c.close(&format!("{ctx} lower"), d.interval.lo, r.num("ci_lower"), CLOSED);
+        c.close(&format!("{ctx} upper"), d.interval.hi, r.num("ci_upper"), CLOSED);
+        c.eq(&format!("{ctx} arm A interval"), cmp[0].a.rate.interval, wilson(Proportion::new(r.u("x1"), r.u("n1")), 0.95));
+    }
+    c.finish("vectors_compare.csv (class rates)", rows.len());
+}
+
+#[test]
+fn verdicts_on_reference_comparisons() {
+    let Some(rows) = read("vectors_compare.csv") else { return };
+    let row = |case: &str| rows.iter().find(|r| r.s("case") == case && r.s("method") == "diff_ci_newcombe").expect("row");
+    let estimate = |r: &Row| Estimate::new(r.num("estimate"), r.num("ci_lower"), r.num("ci_upper"));
+    let mde = min_detectable_difference(Design::paired(34, 8.0 / 34.0)).smallest;
+    // P1: 8/34 vs 7/34 on the same tasks, 5 flips.
+    let v = verdict(estimate(row("P1")), mde, 34, 0.95);
+    assert_eq!(v.kind, VerdictKind::NoDetectableDifference);
+    assert_eq!(v.sentence, "no detectable difference at n=34 (smallest difference this design can detect: ~22 pp)");
+    // P4: 14/34 vs 7/34, 8 flips to A and 1 to B.
+    let v = verdict(estimate(row("P4")), mde, 34, 0.95);
+    assert_eq!((v.kind, v.sentence.as_str()), (VerdictKind::Better, "better by 21 pp (95% CI 3 to 36 pp) at n=34"));
+    // BENTUR: 2/21 vs 8/21.
+    let v = verdict(estimate(row("BENTUR")), min_detectable_difference(Design::paired(21, 2.0 / 21.0)).smallest, 21, 0.95);
+    assert_eq!((v.kind, v.sentence.as_str()), (VerdictKind::Worse, "worse by 29 pp (95% CI -51 to -3 pp) at n=21"));
+}
+
+#[test]
+fn exact_tests_are_fast_enough_at_200_per_arm() {
+    // "A few ms" in an optimized build; this debug-build bound only catches an accidental O(n³).
+    let start = std::time::Instant::now();
+    let r = boschloo(Proportion::new(120, 200), Proportion::new(100, 200));
+    let e = paired_difference(PairedTable::new(50, 70, 50, 30), 0.95, PairedDiffMethod::Tango);
+    let took = start.elapsed();
+    assert!(r.p_value > 0.04 && r.p_value < 0.05 && e.interval.lo < 0.0 && e.interval.hi > 0.2);
+    assert!(took.as_secs_f64() < 2.0, "Boschloo + Tango at n=200 took {took:?}");
+}
+
+#[test]
+fn edge_cases_are_finite_across_the_api() {
+    let finite = |x: f64, what: &str| assert!(x.is_finite(), "{what}: {x}");
+    let props = [(0, 0), (0, 1), (1, 1), (0, 34), (34, 34), (5, 3)];
+    for &(k1, n1) in &props {
+        for &(k2, n2) in &props {
+            let (a, b) = (Proportion::new(k1, n1), Proportion::new(k2, n2));
+            let what = format!("{k1}/{n1} vs {k2}/{n2}");
+            for t in
+                [UnpairedTest::Fisher, UnpairedTest::Boschloo, UnpairedTest::Barnard, UnpairedTest::ZPooled, UnpairedTest::ChiSquaredYates]
+            {
+                let r = unpaired_test(a, b, t);
+                finite(r.statistic, &what);
+                assert!((0.0..=1.0).contains(&r.p_value), "{what} {t:?}");
+            }
+            for m in [
+                UnpairedDiffMethod::NewcombeHybrid,
+                UnpairedDiffMethod::MiettinenNurminen,
+                UnpairedDiffMethod::Mee,
+                UnpairedDiffMethod::AgrestiCaffo,
+                UnpairedDiffMethod::Wald,
+            ] {
+                let e = unpaired_difference(a, b, 0.95, m);
+                finite(e.estimate + e.interval.lo + e.interval.hi, &what);
+            }
+        }
+    }
+    for t in [
+        PairedTable::default(),
+        PairedTable::new(1, 0, 0, 0),
+        PairedTable::new(0, 1, 0, 0),
+        PairedTable::new(0, 0, 0, 1),
+        PairedTable::new(0, 0, 7, 0),
+    ] {
+        for m in [PairedDiffMethod::Newcombe, PairedDiffMethod::Tango, PairedDiffMethod::AgrestiMin, PairedDiffMethod::Wald] {
+            let e = paired_difference(t, 0.95, m);
+            finite(e.estimate + e.interval.lo + e.interval.hi, &format!("{t:?} {m:?}"));
+        }
+        assert!((0.0..=1.0).contains(&mcnemar(t, McNemarMethod::MidP).p_value));
+    }
+    for n in [0, 1, 2] {
+        let s = serde_json::to_value(min_detectable_difference(Design::unpaired(n, 0.5))).expect("serializes");
+        assert!(s.get("smallest").is_some());
+        finite(noise(n, 0.5).se_rate, "noise");
+        let k = pass_k_summary(&[TaskTrials::new(n, n)], 1, PassMetric::PassAtK, 0.95);
+        finite(k.estimate.estimate + k.se, "pass@1");
+        finite(bootstrap_mean(&vec![1.0; n as usize], 10, 1, 0.95).se, "bootstrap");
+    }
+    let k = cohen_kappa(&ConfusionMatrix::from_pairs(Vec::<(&str, &str)>::new()), 0.95);
+    finite(k.kappa + k.interval.lo + k.interval.hi + k.p_value_null, "kappa of nothing");
+    assert!(adjust(&[], Adjustment::Holm, 0.05).is_empty());
+}

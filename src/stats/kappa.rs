@@ -213,15 +213,9 @@ pub fn cohen_kappa(cm: &ConfusionMatrix, confidence: f64) -> Kappa {
     }
     let kappa = (po - pe) / (1.0 - pe);
     let a: f64 = (0..k).map(|i| p(i, i) * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)).powi(2)).sum();
-    let mut b = 0.0;
-    for i in 0..k {
-        for j in 0..k {
-            if i != j {
-                b += p(i, j) * (cols[i] + rows[j]).powi(2);
-            }
-        }
-    }
-    b *= (1.0 - kappa).powi(2);
+    let off_diagonal: f64 =
+        (0..k).flat_map(|i| (0..k).map(move |j| (i, j))).filter(|(i, j)| i != j).map(|(i, j)| p(i, j) * (cols[i] + rows[j]).powi(2)).sum();
+    let b = (1.0 - kappa).powi(2) * off_diagonal;
     let c = (kappa - pe * (1.0 - kappa)).powi(2);
     let denom = nf * (1.0 - pe).powi(2);
     let se = ((a + b - c) / denom).max(0.0).sqrt();

@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn region_probability_matches_direct_sum() {
         let lf = LnFactorials::new(20);
-        let include = |i: u64, j: u64| (i + 2 * j) % 3 == 0 || j > 7;
+        let include = |i: u64, j: u64| (i + 2 * j).is_multiple_of(3) || j > 7;
         let region = Region::new(6, 9, include);
         let (b1, b2) = (binomial_pmfs(6, 0.3, &lf), binomial_pmfs(9, 0.6, &lf));
         let mut direct = 0.0;
