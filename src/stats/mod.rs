@@ -6,6 +6,25 @@
 //! `../shared/stats` and checked by `tests/stats.rs`.
 //!
 //! Rates and differences are fractions (0.22, not 22); reports convert to percentage points.
+//!
+//! # Which function answers which question
+//!
+//! | question | call |
+//! |---|---|
+//! | pass rate of one arm, with its interval | [`rate_estimate`] (Wilson), [`proportion_interval`] for other methods or one-sided bounds |
+//! | "is the rate at most / at least X?" | [`proportion_interval`] with [`Sides::Upper`] / [`Sides::Lower`] |
+//! | two arms on the same tasks | [`flips`] (per-task outcomes → [`PairedTable`] + flipped tasks), then [`mcnemar`] (mid-p) and [`paired_difference`] (Newcombe) |
+//! | two arms on different tasks | [`unpaired_test`] (Fisher; Boschloo is more powerful) and [`unpaired_difference`] (Newcombe hybrid) |
+//! | k trials per task | [`pass_k_summary`] (mean over tasks, SE clustered by task), [`bootstrap_over_tasks`] / [`bootstrap_mean`] (seeded) |
+//! | what can this design detect? | [`min_detectable_difference`] and [`noise`] |
+//! | several claims at once | [`adjust`] (Holm by default) |
+//! | does the classifier agree with the human? | [`ConfusionMatrix`], [`cohen_kappa`] |
+//! | failure-class shares per arm and their difference | [`class_rates`], [`compare_classes`] |
+//! | the sentence for the report | [`verdict`] with the difference and [`DetectableDifference::smallest`] |
+//!
+//! A `coroner compare` on paired arms, in order: `flips` → `mcnemar(table, McNemarMethod::default())`
+//! → `paired_difference(table, DEFAULT_CONFIDENCE, PairedDiffMethod::default())` →
+//! `min_detectable_difference(Design::paired(table.n(), table.b().rate()))` → `verdict(...)`.
 
 mod bootstrap;
 mod classes;
@@ -28,7 +47,7 @@ pub use multitest::{Adjusted, Adjustment, adjust, adjust_p_values};
 pub use paired::{Flips, McNemarMethod, PairedDiffMethod, PairedTable, flips, mcnemar, newcombe_phi, paired_difference};
 pub use passk::{
     ClusteredSe, PassKSummary, PassMetric, TaskTrials, VarianceDecomposition, clustered_se, pass_at_k, pass_at_k_plugin, pass_hat_k,
-    pass_hat_k_plugin, pass_k_summary, per_task, variance_decomposition,
+    pass_hat_k_plugin, pass_k_per_task, pass_k_summary, variance_decomposition,
 };
 pub use power::{
     Design, DetectableDifference, MdeMethod, Noise, Pairing, Shift, TrialVariance, binomial_at_most, cohen_h_detectable,

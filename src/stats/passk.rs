@@ -74,7 +74,7 @@ pub fn pass_hat_k_plugin(n: u64, c: u64, k: u64) -> Option<f64> {
 }
 
 /// The per-task estimate of `metric` (see [`pass_at_k`], [`pass_hat_k`]).
-pub fn per_task(t: TaskTrials, k: u64, metric: PassMetric) -> Option<f64> {
+pub fn pass_k_per_task(t: TaskTrials, k: u64, metric: PassMetric) -> Option<f64> {
     match metric {
         PassMetric::PassAtK => pass_at_k(t.trials, t.passed, k),
         PassMetric::PassHatK => pass_hat_k(t.trials, t.passed, k),
@@ -104,7 +104,7 @@ pub struct PassKSummary {
 /// usable task the mean is 0, the standard errors 0 and the interval `[0, 1]`; with one task the
 /// standard errors are 0 (no spread to measure) and the interval is the point.
 pub fn pass_k_summary(tasks: &[TaskTrials], k: u64, metric: PassMetric, confidence: f64) -> PassKSummary {
-    let values: Vec<f64> = tasks.iter().filter_map(|&t| per_task(t, k, metric)).collect();
+    let values: Vec<f64> = tasks.iter().filter_map(|&t| pass_k_per_task(t, k, metric)).collect();
     let skipped = tasks.len() - values.len();
     let t = values.len();
     if t == 0 {

@@ -29,7 +29,8 @@ pub struct Verdict {
 
 /// The verdict on a difference (one arm minus the other, as a fraction, with its interval at
 /// `confidence`), for a design on `n` tasks whose minimum detectable difference is `detectable`
-/// (from `power::min_detectable_difference`; `None` when the design cannot detect any difference).
+/// ([`DetectableDifference::smallest`](super::DetectableDifference::smallest); `None` when the design
+/// cannot detect any difference).
 pub fn verdict(difference: Estimate, detectable: Option<f64>, n: u64, confidence: f64) -> Verdict {
     let i = difference.interval;
     let level = format!("{}%", trim(100.0 * confidence));
