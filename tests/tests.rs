@@ -16,3 +16,5 @@ mod ingest_openhands;
 mod ingest_terminal_bench;
 /// Generated schemas match the types.
 mod schema;
+/// The statistics library against every row of the reference vectors in ../shared/stats.
+mod stats;
