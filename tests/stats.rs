@@ -707,14 +707,11 @@ fn verdicts_on_reference_comparisons() {
 }
 
 #[test]
-fn exact_tests_are_fast_enough_at_200_per_arm() {
-    // "A few ms" in an optimized build; this debug-build bound only catches an accidental O(n³).
-    let start = std::time::Instant::now();
+fn exact_tests_give_sane_answers_at_200_per_arm() {
+    // Their speed is measured in the benchmark suite, not here.
     let r = boschloo(Proportion::new(120, 200), Proportion::new(100, 200));
     let e = paired_difference(PairedTable::new(50, 70, 50, 30), 0.95, PairedDiffMethod::Tango);
-    let took = start.elapsed();
     assert!(r.p_value > 0.04 && r.p_value < 0.05 && e.interval.lo < 0.0 && e.interval.hi > 0.2);
-    assert!(took.as_secs_f64() < 2.0, "Boschloo + Tango at n=200 took {took:?}");
 }
 
 #[test]
