@@ -4,6 +4,8 @@ pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod mini_swe_agent;
+pub mod swe_agent;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -15,6 +17,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &coroner_jsonl::CoronerJsonl,
         &harbor::HarborTrial,
         &atif::Atif,
+        &mini_swe_agent::MiniSweAgent,
+        &swe_agent::SweAgent,
         &harbor::HarborJob,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
