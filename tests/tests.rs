@@ -2,11 +2,15 @@
 
 mod common;
 
-/// Harbor trial directories and ATIF trajectories, on the real corpus.
-mod ingest_harbor;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
 mod ingest_bad_input;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
+/// Harbor trial directories and ATIF trajectories, on the real corpus.
+mod ingest_harbor;
+/// mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
+mod ingest_mini_swe_agent;
+/// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
+mod ingest_swe_agent;
 /// Generated schemas match the types.
 mod schema;

@@ -437,6 +437,16 @@ impl Adapter for MiniSweAgent {
                 };
                 t.termination = term;
             }
+            // The harness ends the run as soon as the submission appears, so the messages
+            // alone say it finished.
+            None if submitted_output.is_some() => {
+                t.termination = Termination {
+                    raw: Some("Submitted".into()),
+                    source: Some(format!("{} submission message (no exit status in the file)", src.display)),
+                    ..Termination::of(TerminationKind::AgentFinished)
+                };
+                t.submission = submitted_output;
+            }
             None => t.notes.push("the trajectory has no exit status (the run was probably killed while running)".into()),
         }
         out.emit(t);
@@ -1052,6 +1062,33 @@ mod tests {
             "Unknown tool 'str_replace'."
         );
         assert_eq!(unknown_tool("<error>\nUnknown tool 'str_replace'.\n</error>").unwrap().0, "str_replace");
+    }
+
+    fn probe(name: &str, text: &str, size: u64) -> Probe {
+        Probe::from_prefix(Path::new(name), size, text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn sniffs_the_marker_then_info_then_structure() {
+        let v2 = probe("x.traj.json", r#"{"info": {}, "messages": [], "trajectory_format": "mini-swe-agent-1.1"}"#, 70);
+        assert_eq!(MiniSweAgent.sniff(&v2).unwrap().strength, crate::ingest::format::Strength::Marker);
+        let cut =
+            probe("a.traj.json", r#"{"info": {"model_stats": {"api_calls": 3}, "config": {}, "mini_version": "2.0.0", "exit_s"#, 1 << 20);
+        assert!(MiniSweAgent.sniff(&cut).unwrap().reason.contains("mini_version"));
+        let bare =
+            probe("a.traj.json", r#"{"info": {"exit_status": "Submitted", "model_stats": {}}, "messages": [{"role": "system"#, 1 << 20);
+        assert_eq!(MiniSweAgent.sniff(&bare).unwrap().strength, crate::ingest::format::Strength::Structure);
+        // SWE-agent's info has the same keys; its trajectory/history say it is not this format.
+        let swe = probe("a.traj", r#"{"trajectory": [], "history": [], "info": {"exit_status": "submitted", "model_stats": {}}}"#, 90);
+        assert!(MiniSweAgent.sniff(&swe).is_err());
+        let other = probe("x.json", r#"{"trajectory_format": "something-else"}"#, 38);
+        assert!(MiniSweAgent.sniff(&other).is_err());
+    }
+
+    #[test]
+    fn task_ids_come_from_the_file_name() {
+        assert_eq!(task_id(Path::new("run/a__b-1/a__b-1.traj.json"), Some("other")), "a__b-1");
+        assert_eq!(task_id(Path::new("run/last_run.json"), Some("a__b-2")), "a__b-2");
     }
 
     #[test]

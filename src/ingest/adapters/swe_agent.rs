@@ -27,8 +27,9 @@ use crate::model::{
 };
 
 /// Actions SWE-agent 0.x records for steps the harness itself ended (no model action).
+/// (`exit_forfeit` is not among them: the model issues it.)
 const EXIT_ACTIONS: &[&str] =
-    &["exit_cost", "exit_context", "exit_format", "exit_api", "exit_error", "exit_forfeit", "exit_command_timeout", "skip", "early_exit"];
+    &["exit_cost", "exit_context", "exit_format", "exit_api", "exit_error", "exit_command_timeout", "skip", "early_exit"];
 
 #[derive(Deserialize)]
 struct RawDoc<'a> {
@@ -385,6 +386,12 @@ fn is_timeout(observation: &str) -> bool {
     observation.contains("EXECUTION TIMED OUT") || (observation.contains("was cancelled because it took more than"))
 }
 
+/// SWE-agent's edit tools refuse an edit that leaves the file with syntax errors; the edit was
+/// not applied, so the call failed.
+fn is_rejected_edit(observation: &str) -> bool {
+    observation.trim_start().starts_with("Your proposed edit has introduced new syntax error")
+}
+
 fn complaint_summary(text: &str) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
     lines.join("\n").chars().take(500).collect()
@@ -509,6 +516,7 @@ impl Builder<'_> {
                 self.t.notes.push(format!("command timed out at step {}: {cmd}", ix + 1));
             } else {
                 self.timeouts_in_a_row = 0;
+                r.is_error = is_rejected_edit(&r.output);
             }
             let mut obs = Step::new(Role::Tool, String::new());
             obs.tool_results.push(r);
@@ -573,6 +581,21 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn probe(name: &str, text: &str, size: u64) -> Probe {
+        Probe::from_prefix(Path::new(name), size, text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn sniffs_traj_files_by_name_and_keys() {
+        use crate::ingest::format::Strength;
+        let cut = probe("x.traj", r#"{"environment": "swe_main", "trajectory": [{"action": "ls"#, 1 << 20);
+        assert_eq!(SweAgent.sniff(&cut).unwrap().strength, Strength::Structure);
+        let renamed = probe("x.json", r#"{"trajectory": [], "history": [], "info": {}}"#, 45);
+        assert_eq!(SweAgent.sniff(&renamed).unwrap().strength, Strength::Structure);
+        assert!(SweAgent.sniff(&probe("x.json", r#"{"info": {}, "messages": []}"#, 28)).is_err());
+        assert_eq!(SweAgent.sniff(&probe("x.traj", r#"{"other": 1}"#, 12)).unwrap().strength, Strength::FileName);
+    }
 
     #[test]
     fn command_docs_declare_tools() {
