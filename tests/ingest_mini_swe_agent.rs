@@ -269,6 +269,9 @@ fn a_swebench_run_directory_joins_reports_predictions_and_exit_statuses() {
     assert_eq!(killed.termination.raw.as_deref(), Some("RetryError"));
     assert!(killed.termination.source.as_deref().unwrap().contains("exit_statuses_1737101500.2219453.yaml"));
     assert!(killed.provenance.files.iter().any(|f| f.path.ends_with("exit_statuses_1737101500.2219453.yaml")));
+    // Its file says nothing about a submission yet; preds.json does (an empty patch).
+    assert_eq!(killed.submission.as_deref(), Some(""));
+    assert!(killed.provenance.files.iter().any(|f| f.path.ends_with("swebench-run/preds.json")));
 }
 
 #[test]

@@ -221,3 +221,28 @@ fn a_wrong_type_in_a_step_quarantines_the_file_at_that_line() {
     assert_eq!(d.line, Some(12));
     assert!(d.message.contains("SWE-agent trajectory step") && d.message.contains("invalid type: integer `42`"), "{}", d.message);
 }
+
+#[test]
+fn a_trajectory_saved_mid_run_takes_its_status_from_the_batch() {
+    let dir = tempdir();
+    let inst = dir.path().join("django__django-11133");
+    std::fs::create_dir_all(&inst).unwrap();
+    let doc = serde_json::json!({
+        "trajectory": [{"action": "ls", "observation": "setup.py\n", "response": "Looking.\n```\nls\n```", "thought": "Looking.\n", "state": {}}],
+        "history": [],
+        "info": {"model_stats": {"instance_cost": 0.02, "tokens_sent": 800, "tokens_received": 30, "api_calls": 1}}
+    });
+    std::fs::write(inst.join("django__django-11133.traj"), serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    std::fs::write(
+        dir.path().join("run_batch_exit_statuses.yaml"),
+        "instances_by_exit_status:\n  exit_environment_error:\n  - django__django-11133\n",
+    )
+    .unwrap();
+    let (ts, summary) = ingest(&[dir.path()]);
+    assert_eq!(summary.quarantined_files(), 0);
+    let t = &ts[0];
+    assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
+    assert_eq!(t.termination.raw.as_deref(), Some("exit_environment_error"));
+    assert!(t.termination.source.as_deref().unwrap().contains("run_batch_exit_statuses.yaml"));
+    assert_eq!(t.submission, None);
+}

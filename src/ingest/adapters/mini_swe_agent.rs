@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text, looks_like_format_error, tool_call, uint};
+use super::common::{blank, content_text, tool_call, uint};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::Probe;
@@ -387,6 +387,12 @@ impl Adapter for MiniSweAgent {
         // exit_statuses_*.yaml.
         let last_extra = msgs.last().and_then(|(_, m)| m.extra.as_ref());
         let mut status = info.exit_status.clone().filter(|s| !s.is_empty()).map(|s| (s, format!("{} info.exit_status", src.display)));
+        // Saved mid-run (empty status), the file's `submission` says nothing yet.
+        let file_submission = if status.is_some() || last_extra.is_some_and(|e| e.exit_status.as_deref().is_some_and(|s| !s.is_empty())) {
+            info.submission.clone().or_else(|| last_extra.and_then(|e| e.submission.clone()))
+        } else {
+            None
+        };
         if status.is_none() {
             status = last_extra
                 .and_then(|e| e.exit_status.clone())
@@ -418,7 +424,6 @@ impl Adapter for MiniSweAgent {
             trailing_format_errors: trailing_format_errors(&t),
             detail,
         };
-        let file_submission = info.submission.clone().or_else(|| last_extra.and_then(|e| e.submission.clone()));
         match status {
             Some((s, source)) => {
                 let mut term = termination_for_status(&s, &lim);
@@ -427,7 +432,9 @@ impl Adapter for MiniSweAgent {
                     TerminationKind::AgentFinished => file_submission.or(submitted_output),
                     // Stopped by the harness: nothing was submitted. v1 keeps an exception's
                     // message in `submission`, which is not a patch.
-                    _ if file_submission.is_some() => {
+                    TerminationKind::Budget | TerminationKind::HarnessError | TerminationKind::Infrastructure
+                        if file_submission.is_some() =>
+                    {
                         if file_submission.as_deref().is_some_and(|s| !s.is_empty()) {
                             t.notes.push("info.submission holds the exception message, not a patch".into());
                         }
@@ -507,11 +514,11 @@ impl Templates {
         self.timeout_prefix.as_deref().is_some_and(|p| text.trim_start().starts_with(p)) || re.is_match(text)
     }
 
+    /// The harness's format complaint: its template's literal start, or the default wording.
+    /// Output phrases ("parse error") are not enough here, since observations are full of them.
     fn is_format_complaint(&self, text: &str) -> bool {
         let t = text.trim_start();
-        self.format_prefix.as_deref().is_some_and(|p| t.starts_with(p))
-            || text.contains("EXACTLY ONE action")
-            || (returncode(text).is_none() && looks_like_format_error(text))
+        self.format_prefix.as_deref().is_some_and(|p| t.starts_with(p)) || text.contains("EXACTLY ONE action")
     }
 }
 
@@ -805,6 +812,17 @@ impl Builder<'_> {
             return;
         }
         if let Some(ix) = self.unparsed.take() {
+            if let Some(code) = returncode(&text) {
+                // The harness ran an action this run's action_regex did not find.
+                self.t.notes.push(format!("the action of step {ix} was not found in its text; its observation is kept unpaired"));
+                let mut r = ToolResult::new(text);
+                r.exit_code = Some(code);
+                r.is_error = code != 0;
+                let mut step = Step::new(Role::Tool, String::new());
+                step.tool_results.push(r);
+                self.push(raw, step);
+                return;
+            }
             self.mark_format_error(ix, &text);
         }
         self.push_text(raw, Role::Environment, text, m);

@@ -233,7 +233,7 @@ impl Adapter for SweAgent {
         Err("no trajectory/history keys".into())
     }
 
-    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+    fn parse(&self, unit: &Unit, ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
         let text = src.text()?;
         let doc: RawDoc<'_> =
@@ -295,24 +295,35 @@ impl Adapter for SweAgent {
             total_execution_timeout: num("/tools/total_execution_timeout"),
             execution_seconds: (!exec.is_empty()).then(|| exec.iter().sum()),
         };
-        let status = match &doc.info.exit_status {
+        let own = match &doc.info.exit_status {
             Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         };
+        let from_file = own.is_some();
+        let mut status = own.map(|s| (s, format!("{} info.exit_status", src.display)));
+        // A file saved before the run ended: the batch's run_batch_exit_statuses.yaml may know.
+        if status.is_none()
+            && let Some(j) = ctx.join.exit_status(&[task.as_str()], &unit.primary.path)
+        {
+            crate::ingest::pipeline::push_file(&mut t, j.file);
+            status = Some((j.value.clone(), format!("{} instances_by_exit_status", j.file.path)));
+        }
         match status {
-            Some(s) => {
+            Some((s, source)) => {
                 let mut term = termination_for_status(&s, &lim);
-                term.source = Some(format!("{} info.exit_status", src.display));
+                term.source = Some(source);
                 if term.raw.as_deref().is_some_and(|r| r.contains("exit_forfeit")) {
                     t.notes.push("the agent forfeited (exit_forfeit)".into());
                 }
                 if s.starts_with("submitted (") {
                     t.notes.push(format!("the run was stopped ({s}) and its workspace diff auto-submitted"));
                 }
-                // A run that has an exit status submitted what `info.submission` says; `None`
-                // there is an empty patch.
-                t.submission = Some(doc.info.submission.clone().unwrap_or_default());
+                // A file with an exit status submitted what `info.submission` says (`None` there
+                // is an empty patch); otherwise predictions may say.
+                if from_file {
+                    t.submission = Some(doc.info.submission.clone().unwrap_or_default());
+                }
                 t.termination = term;
             }
             None => t.notes.push("the trajectory has no exit status (the run was probably killed while running)".into()),
@@ -383,7 +394,7 @@ fn unknown_command(text: &str) -> Option<(String, String)> {
 
 /// Observations of a command the harness killed for running too long (0.x and ≥1.0 wording).
 fn is_timeout(observation: &str) -> bool {
-    observation.contains("EXECUTION TIMED OUT") || (observation.contains("was cancelled because it took more than"))
+    observation.contains("EXECUTION TIMED OUT") || observation.contains("was cancelled because it took more than")
 }
 
 /// SWE-agent's edit tools refuse an edit that leaves the file with syntax errors; the edit was
@@ -401,6 +412,7 @@ fn to_u32(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 
+/// Turns trajectory entries (and the history around them) into steps.
 struct Builder<'b> {
     src: &'b Source,
     t: &'b mut Trajectory,
