@@ -10,8 +10,12 @@ mod ingest_bad_input;
 mod ingest_determinism;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
 mod ingest_harbor;
+/// mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
+mod ingest_mini_swe_agent;
 /// OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 mod ingest_openhands;
+/// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
+mod ingest_swe_agent;
 /// Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 mod ingest_terminal_bench;
 /// Generated schemas match the types.

@@ -5,8 +5,10 @@ pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
+pub mod swe_agent;
 pub mod terminal_bench;
 
 use super::format::Adapter;
@@ -19,6 +21,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &coroner_jsonl::CoronerJsonl,
         &harbor::HarborTrial,
         &atif::Atif,
+        &mini_swe_agent::MiniSweAgent,
+        &swe_agent::SweAgent,
         &harbor::HarborJob,
         &sidecar::LiteLlmLog,
         // Before the SWE-bench run report: a small Terminal-Bench run-level results.json also
