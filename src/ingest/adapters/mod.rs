@@ -25,6 +25,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &swe_agent::SweAgent,
         &harbor::HarborJob,
         &sidecar::LiteLlmLog,
+        &sidecar::SweAgentConfig,
         // Before the SWE-bench run report: a small Terminal-Bench run-level results.json also
         // has `resolved_ids`, and equal evidence goes to the earlier adapter.
         &terminal_bench::TerminalBenchTrial,

@@ -28,3 +28,30 @@ impl Adapter for LiteLlmLog {
         Err("no litellm_call_id".into())
     }
 }
+
+/// SWE-agent's per-run and per-instance `*.config.yaml` (the configuration it ran with).
+pub struct SweAgentConfig;
+
+impl Adapter for SweAgentConfig {
+    fn name(&self) -> &'static str {
+        "swe-agent-config"
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Metadata
+    }
+
+    fn describe(&self) -> &'static str {
+        "SWE-agent run configuration (*.config.yaml)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        if p.name.ends_with(".config.yaml") || p.name.ends_with(".config.yml") {
+            let text = p.text();
+            if text.contains("agent:") || text.contains("env:") || text.contains("problem_statement:") {
+                return marker("SWE-agent config (agent/env/problem_statement keys)");
+            }
+        }
+        Err("not a *.config.yaml with SWE-agent keys".into())
+    }
+}

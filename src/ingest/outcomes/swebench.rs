@@ -173,6 +173,9 @@ impl Adapter for Predictions {
         if j.keys.keys().any(|k| k.ends_with(".model_patch")) || (j.top_is_array && j.has("[].model_patch")) {
             return marker("model_patch per instance");
         }
+        if j.has("instance_id") && j.has("model_patch") {
+            return marker("one prediction (instance_id, model_patch)");
+        }
         if p.name == "preds.json" {
             return file_name("preds.json");
         }
@@ -191,6 +194,8 @@ impl Adapter for Predictions {
         if text.trim_start().starts_with('[') || !text.trim_end().contains('\n') || src.display.ends_with(".json") {
             let v: Value = src.json("SWE-bench predictions")?;
             match &v {
+                // A single prediction (SWE-agent's per-instance `<id>.pred`).
+                Value::Object(m) if m.contains_key("instance_id") && m.contains_key("model_patch") => push(&v, None),
                 Value::Object(m) => m.iter().for_each(|(k, p)| push(p, Some(k))),
                 Value::Array(a) => a.iter().for_each(|p| push(p, None)),
                 _ => {}
