@@ -14,3 +14,4 @@ pub mod cli;
 pub mod exit;
 pub mod ingest;
 pub mod model;
+pub mod registry;
