@@ -68,6 +68,7 @@ pub struct ExtractArgs {
 /// Read a captured tool list as a registry (a closed-source harness's `tools` array, an API
 /// request body, a stream-json `system/init` line).
 #[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
 pub struct ImportArgs {
     /// The file holding the tool list (JSON, or JSON Lines).
     #[arg(value_name = "FILE")]
@@ -92,6 +93,7 @@ pub struct ImportArgs {
 /// one judged: dynamic (a run-time namespace), registry_suspect (executed without error: the
 /// registry is incomplete), near_miss (spelled like a declared tool), rejected, unanswered.
 #[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
 pub struct DiffArgs {
     /// A registry.json from `registry extract` or `registry import`.
     #[arg(value_name = "REGISTRY")]

@@ -60,7 +60,9 @@ pub enum ExtractError {
     #[error("failed to find any source file to read under {0}")]
     #[diagnostic(
         code(coroner::registry::no_source),
-        help("the extractor reads .go, .py, .rs, .ts/.tsx, .js and tools/<bundle>/config.yaml files, test files excluded (--include-tests)")
+        help(
+            "the extractor reads .go, .py, .rs, .ts/.tsx, .js and tools/<bundle>/config.yaml files, test files excluded (--include-tests)"
+        )
     )]
     NoFiles(String),
 }
@@ -340,7 +342,11 @@ fn read_file(f: &SourceFile, queries: &QuerySet) -> FileOut {
     let text = match String::from_utf8(bytes) {
         Ok(t) => Arc::new(t),
         Err(e) => {
-            out.error = Some(SourceError::whole(&f.rel, format!("read the file as UTF-8 (bad byte at offset {})", e.utf8_error().valid_up_to()), None));
+            out.error = Some(SourceError::whole(
+                &f.rel,
+                format!("read the file as UTF-8 (bad byte at offset {})", e.utf8_error().valid_up_to()),
+                None,
+            ));
             return out;
         }
     };
@@ -371,11 +377,10 @@ fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, out: 
         } else {
             (format!("parse {} source: syntax error", f.lang.as_str()), "tree-sitter cannot parse this".to_string())
         };
-        out.error = Some(
-            SourceError::at(&f.rel, text, bad.start_byte(), (bad.end_byte() - bad.start_byte()).max(1), what, label).with_help(
+        out.error =
+            Some(SourceError::at(&f.rel, text, bad.start_byte(), (bad.end_byte() - bad.start_byte()).max(1), what, label).with_help(
                 "the file was skipped; if it is valid source, the grammar does not know this syntax yet (a newer language version)",
-            ),
-        );
+            ));
         return;
     }
     let src = text.as_bytes();

@@ -96,7 +96,9 @@ fn unescape(esc: &str) -> String {
 pub fn is_tool_name(s: &str) -> bool {
     let mut chars = s.chars();
     let Some(first) = chars.next() else { return false };
-    s.len() <= 128 && (first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+    s.len() <= 128
+        && (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
 }
 
 /// The fixed prefix of a templated name (`mcp__` of `mcp__{server}__{tool}`), when it is a

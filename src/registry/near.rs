@@ -22,9 +22,9 @@ pub fn near_miss<'a>(called: &str, declared: impl Iterator<Item = &'a str> + Clo
         return Some(d);
     }
     let tail = normalize(namespace_tail(called));
-    if let Some(d) = best(&mut declared.clone().filter(|d| {
-        *d != called && (normalize(namespace_tail(d)) == n || (tail != n && tail == normalize(d)))
-    })) {
+    if let Some(d) =
+        best(&mut declared.clone().filter(|d| *d != called && (normalize(namespace_tail(d)) == n || (tail != n && tail == normalize(d)))))
+    {
         return Some(d);
     }
     let limit = (n.chars().count().saturating_sub(1) / 3).min(2);

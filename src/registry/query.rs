@@ -175,10 +175,9 @@ pub fn compile(lang: Lang, origin: &str, text: &str) -> Result<CompiledQuery, Qu
     let query = Query::new(&grammar, text).map_err(|e| {
         let len = text[e.offset.min(text.len())..].chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.').count().max(1);
         let help = match e.kind {
-            tree_sitter::QueryErrorKind::NodeType | tree_sitter::QueryErrorKind::Field => Some(format!(
-                "node kinds and fields are listed in the {} grammar's src/node-types.json",
-                lang.as_str()
-            )),
+            tree_sitter::QueryErrorKind::NodeType | tree_sitter::QueryErrorKind::Field => {
+                Some(format!("node kinds and fields are listed in the {} grammar's src/node-types.json", lang.as_str()))
+            }
             _ => None,
         };
         invalid(
@@ -260,7 +259,13 @@ pub fn compile(lang: Lang, origin: &str, text: &str) -> Result<CompiledQuery, Qu
                 ("confidence", Some(v)) => {
                     confidence = Confidence::parse(v).ok_or_else(|| {
                         let at = text[start..end].find(v).map_or(start, |o| start + o);
-                        invalid(at, v.len(), format!("unknown confidence `{v}`"), "not a confidence", Some("use high, medium or low".into()))
+                        invalid(
+                            at,
+                            v.len(),
+                            format!("unknown confidence `{v}`"),
+                            "not a confidence",
+                            Some("use high, medium or low".into()),
+                        )
                     })?;
                 }
                 (k, _) => {
