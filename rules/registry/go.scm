@@ -63,5 +63,5 @@
    function: (selector_expression) @_fn
    arguments: (argument_list . (interpreted_string_literal) @namespace))
   (#eq? @_fn "fmt.Sprintf")
-  (#match? @namespace "^\"[A-Za-z][A-Za-z0-9_]*__%")
+  (#match? @namespace "^\"[A-Za-z][A-Za-z0-9]*__%")
   (#set! shape "sprintf-namespace"))

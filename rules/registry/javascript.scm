@@ -9,6 +9,10 @@
 ;   @namespace        a name template filled at run time (`mcp__${server}__${tool}`)
 ;   @_…               helpers for predicates only
 ; Properties: (#set! shape "…") required; (#set! confidence "high|medium|low"), default high.
+; (#has-key? @capture "k1" "k2" …): the captured object, dict, call or struct literal has a
+; key (or keyword argument, or field) named one of these, in any order. It is checked by the
+; extractor in one pass over the node's children: two sibling-pair patterns would try every
+; pair of pairs, which is quadratic on large object literals.
 ; One registration node yields one tool: @name beats @name.ref.
 
 ; const BASH_TOOL_NAME = "bash"  /  var BASH_TOOL_NAME = "bash"
@@ -47,57 +51,30 @@
   (#eq? @_p "define")
   (#set! shape "tool-define"))
 
-; { name: "bash", parameters: … } / input_schema / inputSchema, in either order
+; { name: "bash", parameters: … } / input_schema / inputSchema, keys in any order
 ((object
-   (pair key: [(property_identifier) (string)] @_k value: (string) @name)
-   (pair key: [(property_identifier) (string)] @_other)) @definition.tool
-  (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?(parameters|input_schema|inputSchema)[\"']?$")
-  (#set! shape "object-schema")
-  (#set! confidence "medium"))
-
-((object
-   (pair key: [(property_identifier) (string)] @_other)
    (pair key: [(property_identifier) (string)] @_k value: (string) @name)) @definition.tool
   (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?(parameters|input_schema|inputSchema)[\"']?$")
+  (#has-key? @definition.tool "parameters" "input_schema" "inputSchema")
   (#set! shape "object-schema")
   (#set! confidence "medium"))
 
 ((object
-   (pair key: [(property_identifier) (string)] @_k value: [(identifier) (member_expression)] @name.ref)
-   (pair key: [(property_identifier) (string)] @_other)) @definition.tool
-  (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?(parameters|input_schema|inputSchema)[\"']?$")
-  (#set! shape "object-schema")
-  (#set! confidence "medium"))
-
-((object
-   (pair key: [(property_identifier) (string)] @_other)
    (pair key: [(property_identifier) (string)] @_k value: [(identifier) (member_expression)] @name.ref)) @definition.tool
   (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?(parameters|input_schema|inputSchema)[\"']?$")
+  (#has-key? @definition.tool "parameters" "input_schema" "inputSchema")
   (#set! shape "object-schema")
   (#set! confidence "medium"))
 
 ; { name: "bash", description: … }: other data has this shape too, so least sure
 ((object
-   (pair key: [(property_identifier) (string)] @_k value: [(string) @name (identifier) @name.ref (member_expression) @name.ref])
-   (pair key: [(property_identifier) (string)] @_other)) @definition.tool
-  (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?description[\"']?$")
-  (#set! shape "object-description")
-  (#set! confidence "low"))
-
-((object
-   (pair key: [(property_identifier) (string)] @_other)
    (pair key: [(property_identifier) (string)] @_k value: [(string) @name (identifier) @name.ref (member_expression) @name.ref])) @definition.tool
   (#match? @_k "^[\"']?name[\"']?$")
-  (#match? @_other "^[\"']?description[\"']?$")
+  (#has-key? @definition.tool "description")
   (#set! shape "object-description")
   (#set! confidence "low"))
 
 ; `mcp__${server}__${tool}`
 ((template_string) @namespace
-  (#match? @namespace "^`[A-Za-z][A-Za-z0-9_]*__\\$\\{")
+  (#match? @namespace "^`[A-Za-z][A-Za-z0-9]*__\\$\\{")
   (#set! shape "template-namespace"))

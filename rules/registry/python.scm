@@ -10,6 +10,8 @@
 ;   @namespace        a name template filled at run time (f"mcp__{server}__{tool}")
 ;   @_…               helpers for predicates only
 ; Properties: (#set! shape "…") required; (#set! confidence "high|medium|low"), default high.
+; (#has-key? @capture "k1" …): the captured dict, call or class has a key or keyword argument
+; named one of these, in any order (checked by the extractor in one pass over the children).
 ; One registration node yields one tool: @name beats @name.ref beats @name.ident.
 
 ; EXECUTE_BASH_TOOL_NAME = "execute_bash"  (also annotated: NAME: str = "x")
@@ -29,33 +31,17 @@
         right: (string) @constant.value)))
   (#set! shape "class-constant"))
 
-; {"name": "bash", "parameters": …} / "input_schema" / "function", in either order
+; {"name": "bash", "parameters": …} / "input_schema" / "function", keys in any order
 ((dictionary
-   (pair key: (string (string_content) @_k) value: (string) @name)
-   (pair key: (string (string_content) @_other))) @definition.tool
-  (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "inputSchema" "function")
-  (#set! shape "dict"))
-
-((dictionary
-   (pair key: (string (string_content) @_other))
    (pair key: (string (string_content) @_k) value: (string) @name)) @definition.tool
   (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "inputSchema" "function")
+  (#has-key? @definition.tool "parameters" "input_schema" "inputSchema" "function")
   (#set! shape "dict"))
 
 ((dictionary
-   (pair key: (string (string_content) @_k) value: [(identifier) (attribute)] @name.ref)
-   (pair key: (string (string_content) @_other))) @definition.tool
-  (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "inputSchema" "function")
-  (#set! shape "dict"))
-
-((dictionary
-   (pair key: (string (string_content) @_other))
    (pair key: (string (string_content) @_k) value: [(identifier) (attribute)] @name.ref)) @definition.tool
   (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "inputSchema" "function")
+  (#has-key? @definition.tool "parameters" "input_schema" "inputSchema" "function")
   (#set! shape "dict"))
 
 ; ChatCompletionToolParamFunctionChunk(name=…), Command(name=…), ToolParam(name=…)
@@ -85,25 +71,14 @@
   (#set! shape "call-keyword")
   (#set! confidence "medium"))
 
-; dict(name="bash", parameters=…): only beside a tool-schema keyword, in either order
+; dict(name="bash", parameters=…): only beside a tool-schema keyword
 ((call
    function: (identifier) @_fn
    arguments: (argument_list
-     (keyword_argument name: (identifier) @_k value: [(string) @name (identifier) @name.ref (attribute) @name.ref])
-     (keyword_argument name: (identifier) @_other))) @definition.tool
-  (#eq? @_fn "dict")
-  (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "description" "function")
-  (#set! shape "dict-call"))
-
-((call
-   function: (identifier) @_fn
-   arguments: (argument_list
-     (keyword_argument name: (identifier) @_other)
      (keyword_argument name: (identifier) @_k value: [(string) @name (identifier) @name.ref (attribute) @name.ref]))) @definition.tool
   (#eq? @_fn "dict")
   (#eq? @_k "name")
-  (#any-of? @_other "parameters" "input_schema" "description" "function")
+  (#has-key? @definition.tool "parameters" "input_schema" "description" "function")
   (#set! shape "dict-call"))
 
 ; @tool / @function_tool / @mcp.tool / @tool() above `def name(…)`: the function's name
@@ -143,12 +118,12 @@
 
 ; f"mcp__{server}__{tool}"
 ((string) @namespace
-  (#match? @namespace "^[fF][\"'][A-Za-z][A-Za-z0-9_]*__\\{")
+  (#match? @namespace "^[fF][\"'][A-Za-z][A-Za-z0-9]*__\\{")
   (#set! shape "fstring-namespace"))
 
 ; "mcp__{}__{}".format(server, tool)
 ((call
    function: (attribute object: (string) @namespace attribute: (identifier) @_f))
   (#eq? @_f "format")
-  (#match? @namespace "^[\"'][A-Za-z][A-Za-z0-9_]*__\\{")
+  (#match? @namespace "^[\"'][A-Za-z][A-Za-z0-9]*__\\{")
   (#set! shape "format-namespace"))

@@ -167,5 +167,5 @@
    macro: (identifier) @_m
    (token_tree . (string_literal) @namespace))
   (#eq? @_m "format")
-  (#match? @namespace "^\"[A-Za-z][A-Za-z0-9_]*__\\{")
+  (#match? @namespace "^\"[A-Za-z][A-Za-z0-9]*__\\{")
   (#set! shape "format-namespace"))

@@ -138,11 +138,11 @@ fn run_extract(a: &ExtractArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    if let Some(dir) = &a.queries {
-        if let Err(e) = queries.add_dir(dir, &langs) {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
+    if let Some(dir) = &a.queries
+        && let Err(e) = queries.add_dir(dir, &langs)
+    {
+        super::print_diagnostic(&e);
+        return exit::USAGE;
     }
     let opts = ExtractOptions {
         sources: a.sources.clone(),
@@ -247,11 +247,11 @@ fn run_diff(a: &DiffArgs) -> u8 {
     let report = crate::registry::diff(&registry, &trajectories, a.version.as_deref());
     let text = if a.json { serde_json::to_string_pretty(&report).unwrap_or_default() + "\n" } else { render_diff(&report) };
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: failed to write the output: {e}");
-            return exit::IO;
-        }
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: failed to write the output: {e}");
+        return exit::IO;
     }
     if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
 }

@@ -392,6 +392,13 @@ fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, out: 
         while let Some(m) = matches.next() {
             let Some(meta) = q.patterns.get(m.pattern_index) else { continue };
             let get = |ix: Option<u32>| ix.and_then(|i| m.captures().iter().find(|cap| cap.index == i).map(|cap| cap.node));
+            let keys_hold = meta.has_key.iter().all(|h| {
+                let found = get(Some(h.capture)).is_some_and(|n| key_names(n, src).iter().any(|k| h.keys.iter().any(|w| w == k)));
+                found != h.negate
+            });
+            if !keys_hold {
+                continue;
+            }
             let text_of = |n: Node| n.utf8_text(src).unwrap_or_default().to_string();
             match meta.kind {
                 PatternKind::Constant => {
@@ -451,6 +458,30 @@ fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, out: 
     }
 }
 
+/// The keys a mapping-like node holds: object and dict pairs, keyword arguments (of a call or
+/// its argument list), struct fields, Go keyed elements, and `"key":` inside a Rust macro's
+/// token tree. Quotes are stripped.
+fn key_names(node: Node, src: &[u8]) -> Vec<String> {
+    let holder = node.child_by_field_name("arguments").or_else(|| node.child_by_field_name("body")).unwrap_or(node);
+    let mut out = Vec::new();
+    let mut cursor = holder.walk();
+    let children: Vec<Node> = holder.children(&mut cursor).collect();
+    for (i, child) in children.iter().enumerate() {
+        let key = match child.kind() {
+            "pair" => child.child_by_field_name("key"),
+            "keyword_argument" => child.child_by_field_name("name"),
+            "field_initializer" => child.child_by_field_name("field"),
+            "keyed_element" => child.child_by_field_name("key"),
+            "string_literal" if children.get(i + 1).is_some_and(|n| n.kind() == ":") => Some(*child),
+            _ => None,
+        };
+        if let Some(k) = key.and_then(|k| k.utf8_text(src).ok()) {
+            out.push(k.trim_matches(['"', '\'', '`']).to_string());
+        }
+    }
+    out
+}
+
 /// The first ERROR or MISSING node, depth first.
 fn first_error(node: Node) -> Option<Node> {
     if node.is_error() || node.is_missing() {
@@ -458,10 +489,10 @@ fn first_error(node: Node) -> Option<Node> {
     }
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
-        if child.has_error() || child.is_missing() {
-            if let Some(e) = first_error(child) {
-                return Some(e);
-            }
+        if (child.has_error() || child.is_missing())
+            && let Some(e) = first_error(child)
+        {
+            return Some(e);
         }
     }
     None
@@ -525,8 +556,9 @@ impl ConstIndex {
 
     /// The value `reference` (used in file `file`) names, and whether several different
     /// values competed for it. The qualified form wins over the bare name; then a
-    /// definition in the same file, then in the same directory, then the only value, then the
-    /// definition whose path shares most with the user's.
+    /// definition in the same file, then in the same directory; elsewhere only names that can
+    /// be imported (starting with an upper-case letter) resolve: to the only value, else to
+    /// the definition whose path shares most with the user's.
     fn resolve(&self, reference: &str, file: usize, files: &[SourceFile]) -> Option<(String, bool)> {
         let cleaned = reference.replace("::", ".");
         let cleaned = cleaned.trim_start_matches("self.").trim_start_matches("Self.");
@@ -549,6 +581,11 @@ impl ConstIndex {
         let same_dir: Vec<_> = cands.iter().filter(|(_, i)| dir(*i) == dir(file)).collect();
         if let Some((v, _)) = same_dir.first() {
             return Some((v.clone(), same_dir.iter().any(|(w, _)| w != v)));
+        }
+        // Beyond its package, a name only reaches a constant it can import: an exported or
+        // CONSTANT-cased one. `tool.name` or `fileName` elsewhere is a variable, not a constant.
+        if !parts.last().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_uppercase())) {
+            return None;
         }
         let first = &cands[0].0;
         if cands.iter().all(|(v, _)| v == first) {

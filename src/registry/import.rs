@@ -26,6 +26,7 @@ pub struct ImportOptions {
 /// # Errors
 /// An unreadable file, invalid JSON, or a record of another layout version, as a diagnostic
 /// with line and column.
+#[expect(clippy::result_large_err, reason = "InputError is the ingest diagnostic, returned the same way there")]
 pub fn load(path: &Path) -> Result<Registry, InputError> {
     let shown = display_path(path);
     let src = Source::read(path, &shown)?;
@@ -41,6 +42,7 @@ pub fn load(path: &Path) -> Result<Registry, InputError> {
 ///
 /// # Errors
 /// An unreadable file, invalid JSON, or JSON holding no tool list.
+#[expect(clippy::result_large_err, reason = "InputError is the ingest diagnostic, returned the same way there")]
 pub fn import(path: &Path, opts: &ImportOptions, into: Option<Registry>) -> Result<Registry, InputError> {
     let shown = display_path(path);
     let src = Source::read(path, &shown)?;

@@ -13,7 +13,10 @@
 //! - captures starting with `_` serve predicates only.
 //!
 //! Every pattern sets `(#set! shape "<name>")`; `(#set! confidence "high|medium|low")` is
-//! optional (default `high`).
+//! optional (default `high`). Besides tree-sitter's own predicates, `(#has-key? @cap "k" …)`
+//! (and `#not-has-key?`) holds when the captured object, dict, call or struct literal has a
+//! key, keyword argument or field named one of the strings: one pass over the node's
+//! children, where two sibling-pair patterns would try every pair of pairs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +46,17 @@ pub struct PatternMeta {
     pub kind: PatternKind,
     pub shape: String,
     pub confidence: Confidence,
+    /// `#has-key?` / `#not-has-key?` predicates, checked by the extractor.
+    pub has_key: Vec<HasKey>,
+}
+
+/// `(#has-key? @capture "k1" "k2" …)`: the captured node has one of these keys.
+#[derive(Debug, Clone)]
+pub struct HasKey {
+    pub capture: u32,
+    pub keys: Vec<String>,
+    /// `#not-has-key?`: none of these keys.
+    pub negate: bool,
 }
 
 /// Capture indices, looked up once.
@@ -110,6 +124,7 @@ impl QuerySet {
     ///
     /// # Errors
     /// A built-in query that does not compile (a bug, caught by the tests).
+    #[expect(clippy::result_large_err, reason = "a load error is built once, on the way out; boxing it would only move the allocation")]
     pub fn builtin(langs: &[Lang]) -> Result<Self, QueryError> {
         let mut set = Self::default();
         for &lang in langs {
@@ -126,6 +141,7 @@ impl QuerySet {
     ///
     /// # Errors
     /// An unreadable directory or file, a file named after no language, or a bad query.
+    #[expect(clippy::result_large_err, reason = "a load error is built once, on the way out; boxing it would only move the allocation")]
     pub fn add_dir(&mut self, dir: &Path, langs: &[Lang]) -> Result<(), QueryError> {
         let shown = crate::ingest::diag::display_path(dir);
         let read = std::fs::read_dir(dir).map_err(|source| QueryError::Io { path: shown.clone(), source })?;
@@ -159,6 +175,7 @@ impl QuerySet {
 /// # Errors
 /// tree-sitter's own errors (syntax, unknown node or field), and the extractor's rules: known
 /// capture names, a `shape` on every pattern, a name capture beside `@definition.tool`.
+#[expect(clippy::result_large_err, reason = "a load error is built once, on the way out; boxing it would only move the allocation")]
 pub fn compile(lang: Lang, origin: &str, text: &str) -> Result<CompiledQuery, QueryError> {
     let src = Arc::new(text.to_string());
     let invalid = |offset: usize, len: usize, message: String, label: &str, help: Option<String>| QueryError::Invalid {
@@ -289,7 +306,35 @@ pub fn compile(lang: Lang, origin: &str, text: &str) -> Result<CompiledQuery, Qu
                 Some("add (#set! shape \"kebab-case-name\") so every tool says which shape found it".into()),
             ));
         };
-        patterns.push(PatternMeta { kind, shape, confidence });
+        let mut has_key = Vec::new();
+        for pred in query.general_predicates(p) {
+            let op = &*pred.operator;
+            let at = text[start..end].find(op).map_or(start, |o| start + o);
+            if op != "has-key?" && op != "not-has-key?" {
+                return Err(invalid(
+                    at,
+                    op.len(),
+                    format!("unknown predicate #{op}"),
+                    "not a predicate tree-sitter or the extractor knows",
+                    Some("use #eq?, #match?, #any-of? (tree-sitter) or #has-key? (the extractor)".into()),
+                ));
+            }
+            let mut args = pred.args.iter();
+            let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next() else {
+                return Err(invalid(at, op.len(), format!("#{op} needs a capture first"), "here", None));
+            };
+            let keys: Vec<String> = args
+                .filter_map(|a| match a {
+                    tree_sitter::QueryPredicateArg::String(k) => Some(k.to_string()),
+                    tree_sitter::QueryPredicateArg::Capture(_) => None,
+                })
+                .collect();
+            if keys.is_empty() || keys.len() + 1 != pred.args.len() {
+                return Err(invalid(at, op.len(), format!("#{op} takes a capture and one or more key strings"), "here", None));
+            }
+            has_key.push(HasKey { capture: *capture, keys, negate: op == "not-has-key?" });
+        }
+        patterns.push(PatternMeta { kind, shape, confidence, has_key });
     }
     Ok(CompiledQuery { origin: origin.to_string(), query, patterns, captures })
 }

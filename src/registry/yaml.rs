@@ -67,11 +67,11 @@ fn key_lines(text: &str) -> Vec<(String, u32)> {
             continue;
         }
         let d = *indent.get_or_insert(depth);
-        if depth == d {
-            if let Some((key, _)) = trimmed.split_once(':') {
-                let key = key.trim().trim_matches(['"', '\'']);
-                out.push((key.to_string(), u32::try_from(i + 1).unwrap_or(u32::MAX)));
-            }
+        if depth == d
+            && let Some((key, _)) = trimmed.split_once(':')
+        {
+            let key = key.trim().trim_matches(['"', '\'']);
+            out.push((key.to_string(), u32::try_from(i + 1).unwrap_or(u32::MAX)));
         }
     }
     out
