@@ -568,7 +568,9 @@ impl ConstIndex {
             if parts.len() >= 2 {
                 k.push(parts[parts.len() - 2..].join("."));
             }
-            if let Some(last) = parts.last() {
+            // `tool.name` is a property of a variable; only `mod.CONST` / `Enum.MEMBER` also
+            // stand for the bare constant.
+            if let Some(last) = parts.last().filter(|l| parts.len() == 1 || l.starts_with(|c: char| c.is_ascii_uppercase())) {
                 k.push((*last).to_string());
             }
             k

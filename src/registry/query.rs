@@ -362,5 +362,19 @@ mod tests {
         assert!(e.to_string().contains("unknown capture @nme"), "{e}");
         let e = compile(Lang::Go, "bad.scm", "((interpreted_string_literal) @name) @definition.tool").unwrap_err();
         assert!(e.to_string().contains("sets no shape"), "{e}");
+        let e = compile(
+            Lang::Python,
+            "bad.scm",
+            "((dictionary) @definition.tool (pair) @name (#has-keys? @definition.tool \"x\") (#set! shape \"x\"))",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown predicate #has-keys?"), "{e}");
+        let e = compile(
+            Lang::Python,
+            "bad.scm",
+            "((dictionary) @definition.tool (pair) @name (#has-key? @definition.tool) (#set! shape \"x\"))",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("one or more key strings"), "{e}");
     }
 }
