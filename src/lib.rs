@@ -14,4 +14,5 @@ pub mod cli;
 pub mod exit;
 pub mod ingest;
 pub mod model;
+pub mod registry;
 pub mod stats;

@@ -74,7 +74,11 @@ fn good_files_ingest_and_every_bad_one_is_quarantined_with_file_and_line() {
     // The rendered diagnostics of the committed fixtures are stable.
     // The list of formats tried grows with every adapter; the snapshot keeps its place only.
     let tried = regex::Regex::new(r"(?s)formats tried: .*?Name one with").unwrap();
-    let stable: Vec<String> = blocks.iter().filter(|b| !b.contains("giant-line")).map(|b| tried.replace(b, "formats tried: [...] Name one with").into_owned()).collect();
+    let stable: Vec<String> = blocks
+        .iter()
+        .filter(|b| !b.contains("giant-line"))
+        .map(|b| tried.replace(b, "formats tried: [...] Name one with").into_owned())
+        .collect();
     assert!(blocks.iter().any(|b| b.contains("atif: no schema_version")), "the unknown-format help lists each format with its reason");
     insta::assert_snapshot!("bad_input_diagnostics", stable.join("\n\n"));
 }

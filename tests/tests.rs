@@ -18,6 +18,8 @@ mod ingest_openhands;
 mod ingest_swe_agent;
 /// Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 mod ingest_terminal_bench;
+/// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
+mod registry;
 /// Generated schemas match the types.
 mod schema;
 /// The statistics library against every row of the reference vectors in ../shared/stats.

@@ -2,6 +2,7 @@
 
 mod ingest;
 mod output;
+mod registry;
 
 use std::ffi::OsString;
 
@@ -24,6 +25,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Ingest(ingest::IngestArgs),
+    Registry(registry::RegistryArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -42,5 +44,6 @@ where
     };
     match cli.command {
         Command::Ingest(a) => ingest::run(&a),
+        Command::Registry(a) => registry::run(&a),
     }
 }

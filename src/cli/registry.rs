@@ -1,0 +1,366 @@
+//! `coroner registry`: extract a harness's tool registry from its source, import a captured
+//! tool list, and compare a registry with what runs called.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+use crate::exit;
+use crate::registry::diff::{DiffReport, Verdict};
+use crate::registry::{ExtractOptions, ImportOptions, Lang, QuerySet, Registry};
+
+/// Read, import and compare declared tool registries.
+///
+/// "Hallucinated tool" means something only against what the harness really offered, so
+/// the registry is read from the harness's source code, and a call the registry lacks that
+/// executed without error is evidence about the registry, not the model.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    #[command(subcommand)]
+    pub command: RegistryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    Extract(ExtractArgs),
+    Import(ImportArgs),
+    Diff(DiffArgs),
+}
+
+/// Extract the tool registry from harness source code (Go, Python, Rust, TypeScript/TSX,
+/// JavaScript, SWE-agent tool bundles).
+///
+/// Walks the sources (respecting .gitignore, skipping test files), parses them with
+/// tree-sitter in parallel, runs the queries of `rules/registry/<lang>.scm` (built in) and of
+/// `--queries DIR`, and resolves names given by constant across files. Files that do not
+/// parse are reported and skipped (exit code 3).
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Source directories or files of one harness.
+    #[arg(required = true, value_name = "SRC")]
+    pub sources: Vec<PathBuf>,
+    /// Languages to read, comma-separated: go, python, rust, ts, js, yaml (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "LANGS")]
+    pub lang: Vec<String>,
+    /// A directory of extra queries named `<lang>.scm`, run after the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// Harness name recorded in the registry (default: the source directory's name).
+    #[arg(long, value_name = "NAME")]
+    pub harness: Option<String>,
+    /// Also read test files (`*_test.go`, `tests/`, `*.test.ts`, ...).
+    #[arg(long)]
+    pub include_tests: bool,
+    /// A namespace filled at run time that the source does not spell out (`developer__*`).
+    /// Repeatable.
+    #[arg(long = "namespace", value_name = "PATTERN")]
+    pub namespaces: Vec<String>,
+    /// Output file; `-` or absent for stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the summary only, not one diagnostic per skipped file.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Read a captured tool list as a registry (a closed-source harness's `tools` array, an API
+/// request body, a stream-json `system/init` line).
+#[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
+pub struct ImportArgs {
+    /// The file holding the tool list (JSON, or JSON Lines).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Harness name (default: the file's stem, or the `--into` registry's).
+    #[arg(long, value_name = "NAME")]
+    pub harness: Option<String>,
+    /// File the list under this harness version (a registry holds one list per version).
+    #[arg(long, value_name = "V")]
+    pub version: Option<String>,
+    /// Add to this existing registry instead of starting a new one.
+    #[arg(long, value_name = "REGISTRY")]
+    pub into: Option<PathBuf>,
+    /// Output file; `-` or absent for stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Compare a registry with the tools runs called and the tool lists transcripts declare.
+///
+/// Lists tools offered and exercised, offered and unused, and called but absent, each absent
+/// one judged: dynamic (a run-time namespace), registry_suspect (executed without error: the
+/// registry is incomplete), near_miss (spelled like a declared tool), rejected, unanswered.
+#[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
+pub struct DiffArgs {
+    /// A registry.json from `registry extract` or `registry import`.
+    #[arg(value_name = "REGISTRY")]
+    pub registry: PathBuf,
+    /// Runs: anything `coroner ingest` reads, or coroner JSONL.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Judge every call against this harness version (default: each run's own version).
+    #[arg(long, value_name = "V")]
+    pub version: Option<String>,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: &RegistryArgs) -> u8 {
+    match &a.command {
+        RegistryCommand::Extract(e) => run_extract(e),
+        RegistryCommand::Import(i) => run_import(i),
+        RegistryCommand::Diff(d) => run_diff(d),
+    }
+}
+
+fn run_extract(a: &ExtractArgs) -> u8 {
+    let mut langs = Vec::new();
+    for l in &a.lang {
+        match Lang::parse_selector(l) {
+            Some(ls) => langs.extend_from_slice(ls),
+            None => {
+                eprintln!("error: failed to understand --lang {l}\n  help: use go, python, rust, ts, js or yaml");
+                return exit::USAGE;
+            }
+        }
+    }
+    if langs.is_empty() {
+        langs = Lang::ALL.to_vec();
+    }
+    let mut queries = match QuerySet::builtin(&langs) {
+        Ok(q) => q,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    if let Some(dir) = &a.queries
+        && let Err(e) = queries.add_dir(dir, &langs)
+    {
+        super::print_diagnostic(&e);
+        return exit::USAGE;
+    }
+    let opts = ExtractOptions {
+        sources: a.sources.clone(),
+        langs,
+        harness: a.harness.clone(),
+        include_tests: a.include_tests,
+        namespaces: a.namespaces.clone(),
+    };
+    let started = Instant::now();
+    let extraction = match crate::registry::extract(&opts, &queries) {
+        Ok(x) => x,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let elapsed = started.elapsed();
+    if !a.quiet {
+        for d in &extraction.diagnostics {
+            super::print_diagnostic(d);
+        }
+    }
+    let r = &extraction.registry;
+    let files: Vec<String> = r.files.iter().map(|(l, n)| format!("{l} {n}")).collect();
+    let conditional = r.tools.iter().filter(|t| t.conditional.is_some()).count();
+    let mut summary = format!(
+        "coroner registry extract: {} files ({}) in {:.2} s\n  tools        {} ({conditional} conditional)\n",
+        r.files.values().sum::<u64>(),
+        files.join(", "),
+        elapsed.as_secs_f64(),
+        r.tools.len(),
+    );
+    if !r.namespaces.is_empty() {
+        let ns: Vec<&str> = r.namespaces.iter().map(|n| n.pattern.as_str()).collect();
+        summary.push_str(&format!("  namespaces   {}\n", ns.join(", ")));
+    }
+    summary.push_str(&format!("  unresolved   {} registrations named by an unknown identifier\n", r.unresolved.len()));
+    summary.push_str(&format!("  skipped      {} files\n", r.skipped.len()));
+    let _ = write!(std::io::stderr().lock(), "{summary}");
+    if let Err(code) = write_registry(r, a.output.as_deref()) {
+        return code;
+    }
+    if r.skipped.is_empty() { exit::SUCCESS } else { exit::PARTIAL }
+}
+
+fn run_import(a: &ImportArgs) -> u8 {
+    let into = match &a.into {
+        None => None,
+        Some(p) => match crate::registry::load(p) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                super::print_diagnostic(&e);
+                return exit::USAGE;
+            }
+        },
+    };
+    let opts = ImportOptions { harness: a.harness.clone(), version: a.version.clone() };
+    let reg = match crate::registry::import(&a.file, &opts, into) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let (tools, ns) = reg.view(a.version.as_deref());
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "coroner registry import: {} tools, {} namespaces{}",
+        tools.len(),
+        ns.len(),
+        a.version.as_ref().map(|v| format!(" (version {v})")).unwrap_or_default()
+    );
+    match write_registry(&reg, a.output.as_deref()) {
+        Ok(()) => exit::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+fn run_diff(a: &DiffArgs) -> u8 {
+    let registry = match crate::registry::load(&a.registry) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let opts = crate::ingest::IngestOptions { inputs: a.runs.clone(), ..Default::default() };
+    let mut trajectories = Vec::new();
+    let summary = match crate::ingest::run(&opts, &mut |t| {
+        trajectories.push(t);
+        Ok(())
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    for d in &summary.diagnostics {
+        super::print_diagnostic(d);
+    }
+    let report = crate::registry::diff(&registry, &trajectories, a.version.as_deref());
+    let text = if a.json { serde_json::to_string_pretty(&report).unwrap_or_default() + "\n" } else { render_diff(&report) };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: failed to write the output: {e}");
+        return exit::IO;
+    }
+    if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
+}
+
+/// Writes `registry.json` (pretty, with a final newline) to `path` or stdout.
+fn write_registry(r: &Registry, path: Option<&Path>) -> Result<(), u8> {
+    let json = serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
+    match path {
+        Some(p) if p != Path::new("-") => std::fs::write(p, json).map_err(|e| {
+            eprintln!("error: failed to write {}: {e}", p.display());
+            exit::IO
+        }),
+        _ => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(json.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: failed to write the output: {e}");
+                    Err(exit::IO)
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// The human form of a diff: one table of tools, and one of declared lists when runs carry
+/// them.
+#[must_use]
+pub fn render_diff(r: &DiffReport) -> String {
+    use comfy_table::{Table, presets};
+    let mut out = format!(
+        "registry {} ({} tools offered{}, sha256 {}) vs {} trajectories, {} calls\n",
+        r.harness,
+        r.offered,
+        r.version.as_ref().map(|v| format!(", version {v}")).unwrap_or_default(),
+        r.registry_sha256.get(..12).unwrap_or(&r.registry_sha256),
+        r.trajectories,
+        r.calls
+    );
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    t.set_header(["tool", "registry", "calls", "ok", "errors", "rejected", "unanswered", "verdict"]);
+    for a in &r.absent {
+        let note = match (a.verdict, &a.near_miss, &a.namespace) {
+            (Verdict::Dynamic, _, Some(ns)) => format!("dynamic ({ns})"),
+            (v, Some(nm), _) => format!("{} (near {nm})", v.as_str()),
+            (v, _, _) => v.as_str().to_string(),
+        };
+        let u = &a.usage;
+        t.add_row([
+            u.name.clone(),
+            "absent".into(),
+            u.calls.to_string(),
+            u.ok.to_string(),
+            u.errors.to_string(),
+            u.rejected.to_string(),
+            u.unanswered.to_string(),
+            note,
+        ]);
+    }
+    for u in &r.exercised {
+        t.add_row([
+            u.name.clone(),
+            "offered".into(),
+            u.calls.to_string(),
+            u.ok.to_string(),
+            u.errors.to_string(),
+            u.rejected.to_string(),
+            u.unanswered.to_string(),
+            "exercised".into(),
+        ]);
+    }
+    for n in &r.unused {
+        t.add_row([n.clone(), "offered".into(), "0".into(), String::new(), String::new(), String::new(), String::new(), "unused".into()]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    let suspects = r.absent.iter().filter(|a| a.verdict == Verdict::RegistrySuspect).count();
+    if suspects > 0 {
+        out.push_str(&format!(
+            "{suspects} called tools are absent from the registry yet executed without error: the registry is incomplete, not the model wrong\n"
+        ));
+    }
+    if let Some(d) = &r.declared {
+        out.push_str(&format!(
+            "\ndeclared by {} transcripts: {} in both, {} only declared, {} only in source\n",
+            d.trajectories,
+            d.in_both.len(),
+            d.declared_only.len(),
+            d.source_only.len()
+        ));
+        let mut t = Table::new();
+        t.load_preset(presets::UTF8_FULL_CONDENSED);
+        t.set_header(["tool", "declared by transcripts", "source registry", "note"]);
+        for x in &d.declared_only {
+            let note = match (&x.near_miss, &x.namespace) {
+                (_, Some(ns)) => format!("dynamic ({ns})"),
+                (Some(nm), _) => format!("near {nm}"),
+                _ => "registry_suspect".into(),
+            };
+            t.add_row([x.name.clone(), x.trajectories.to_string(), "absent".into(), note]);
+        }
+        for n in &d.source_only {
+            t.add_row([n.clone(), "0".into(), "offered".into(), "not declared at run time".into()]);
+        }
+        if !d.declared_only.is_empty() || !d.source_only.is_empty() {
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
