@@ -90,7 +90,13 @@ pub struct RulesError {
 }
 
 impl RulesError {
-    pub(crate) fn at(file: &str, text: &str, span: Option<std::ops::Range<usize>>, message: impl Into<String>, help: Option<String>) -> Self {
+    pub(crate) fn at(
+        file: &str,
+        text: &str,
+        span: Option<std::ops::Range<usize>>,
+        message: impl Into<String>,
+        help: Option<String>,
+    ) -> Self {
         let message = message.into();
         Self {
             file: file.to_string(),
@@ -193,7 +199,13 @@ impl Taxonomy {
     pub fn parse(file: &str, text: &str) -> Result<Self, RulesError> {
         let raw: RawTaxonomy = toml::from_str(text).map_err(|e| RulesError::from_toml(file, text, &e))?;
         if raw.version != 1 {
-            return Err(RulesError::at(file, text, None, format!("taxonomy version {} is not supported", raw.version), Some("this coroner reads version 1".into())));
+            return Err(RulesError::at(
+                file,
+                text,
+                None,
+                format!("taxonomy version {} is not supported", raw.version),
+                Some("this coroner reads version 1".into()),
+            ));
         }
         let mut classes = Vec::new();
         let mut seen = BTreeSet::new();
@@ -201,9 +213,17 @@ impl Taxonomy {
             if !seen.insert(c.id.get_ref().clone()) {
                 return Err(RulesError::at(file, text, Some(c.id.span()), format!("class `{}` is defined twice", c.id.get_ref()), None));
             }
-            for (field, v) in [("name", &c.name), ("definition", &c.definition), ("what", &c.what), ("why", &c.why), ("example", &c.example)] {
+            for (field, v) in
+                [("name", &c.name), ("definition", &c.definition), ("what", &c.what), ("why", &c.why), ("example", &c.example)]
+            {
                 if v.trim().is_empty() {
-                    return Err(RulesError::at(file, text, Some(c.id.span()), format!("class `{}` has an empty `{field}`", c.id.get_ref()), Some("every class documents what it detects, why it matters, and an example".into())));
+                    return Err(RulesError::at(
+                        file,
+                        text,
+                        Some(c.id.span()),
+                        format!("class `{}` has an empty `{field}`", c.id.get_ref()),
+                        Some("every class documents what it detects, why it matters, and an example".into()),
+                    ));
                 }
             }
             classes.push(ClassDoc {
@@ -218,7 +238,13 @@ impl Taxonomy {
         let mut precedence = Vec::new();
         for p in &raw.precedence {
             if !seen.contains(p.get_ref()) {
-                return Err(RulesError::at(file, text, Some(p.span()), format!("`{}` in precedence is not a class", p.get_ref()), Some(format!("classes: {}", seen.iter().cloned().collect::<Vec<_>>().join(", ")))));
+                return Err(RulesError::at(
+                    file,
+                    text,
+                    Some(p.span()),
+                    format!("`{}` in precedence is not a class", p.get_ref()),
+                    Some(format!("classes: {}", seen.iter().cloned().collect::<Vec<_>>().join(", "))),
+                ));
             }
             if precedence.contains(p.get_ref()) {
                 return Err(RulesError::at(file, text, Some(p.span()), format!("`{}` is listed twice in precedence", p.get_ref()), None));
@@ -226,34 +252,71 @@ impl Taxonomy {
             precedence.push(p.get_ref().clone());
         }
         if let Some(missing) = classes.iter().find(|c| !precedence.contains(&c.id)) {
-            return Err(RulesError::at(file, text, None, format!("class `{}` is missing from precedence", missing.id), Some("list every class once in `precedence`".into())));
+            return Err(RulesError::at(
+                file,
+                text,
+                None,
+                format!("class `{}` is missing from precedence", missing.id),
+                Some("list every class once in `precedence`".into()),
+            ));
         }
         let mut rules = Vec::new();
         let mut rule_ids = BTreeSet::new();
         for r in &raw.rule {
             let id = r.id.get_ref();
             if !is_kebab(id) {
-                return Err(RulesError::at(file, text, Some(r.id.span()), format!("rule id `{id}` is not kebab-case"), Some("rule ids are lower-case words joined by `-`".into())));
+                return Err(RulesError::at(
+                    file,
+                    text,
+                    Some(r.id.span()),
+                    format!("rule id `{id}` is not kebab-case"),
+                    Some("rule ids are lower-case words joined by `-`".into()),
+                ));
             }
             if !rule_ids.insert(id.clone()) {
                 return Err(RulesError::at(file, text, Some(r.id.span()), format!("rule `{id}` is defined twice"), None));
             }
             if !IMPLEMENTED_RULES.contains(&id.as_str()) {
-                return Err(RulesError::at(file, text, Some(r.id.span()), format!("rule `{id}` has no implementation in this coroner"), Some(format!("implemented rules: {}", IMPLEMENTED_RULES.join(", ")))));
+                return Err(RulesError::at(
+                    file,
+                    text,
+                    Some(r.id.span()),
+                    format!("rule `{id}` has no implementation in this coroner"),
+                    Some(format!("implemented rules: {}", IMPLEMENTED_RULES.join(", "))),
+                ));
             }
             let s = r.supports.get_ref();
             if !seen.contains(s) && !FLAGS.contains(&s.as_str()) {
-                return Err(RulesError::at(file, text, Some(r.supports.span()), format!("`{s}` is neither a class nor a flag"), Some(format!("flags: {}", FLAGS.join(", ")))));
+                return Err(RulesError::at(
+                    file,
+                    text,
+                    Some(r.supports.span()),
+                    format!("`{s}` is neither a class nor a flag"),
+                    Some(format!("flags: {}", FLAGS.join(", "))),
+                ));
             }
             for (field, v) in [("message", &r.message), ("what", &r.what), ("why", &r.why), ("example", &r.example)] {
                 if v.trim().is_empty() {
                     return Err(RulesError::at(file, text, Some(r.id.span()), format!("rule `{id}` has an empty `{field}`"), None));
                 }
             }
-            rules.push(RuleDoc { id: id.clone(), supports: s.clone(), message: r.message.clone(), what: r.what.clone(), why: r.why.clone(), example: r.example.clone() });
+            rules.push(RuleDoc {
+                id: id.clone(),
+                supports: s.clone(),
+                message: r.message.clone(),
+                what: r.what.clone(),
+                why: r.why.clone(),
+                example: r.example.clone(),
+            });
         }
         if let Some(missing) = IMPLEMENTED_RULES.iter().find(|r| !rule_ids.contains(**r)) {
-            return Err(RulesError::at(file, text, None, format!("rule `{missing}` is implemented but not documented"), Some("add a [[rule]] entry for it".into())));
+            return Err(RulesError::at(
+                file,
+                text,
+                None,
+                format!("rule `{missing}` is implemented but not documented"),
+                Some("add a [[rule]] entry for it".into()),
+            ));
         }
         Ok(Self { precedence, classes, rules })
     }
@@ -295,7 +358,10 @@ impl Rules {
         let mut taxonomy = (BUILTIN_TAXONOMY.0.to_string(), BUILTIN_TAXONOMY.1.to_string());
         let mut profile_texts: Vec<(String, String)> = BUILTIN_PROFILES.iter().map(|(n, t)| ((*n).to_string(), (*t).to_string())).collect();
         if let Some(d) = dir {
-            let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| RulesError::at(&p.display().to_string(), "", None, format!("cannot read: {e}"), None));
+            let read = |p: &Path| {
+                std::fs::read_to_string(p)
+                    .map_err(|e| RulesError::at(&p.display().to_string(), "", None, format!("cannot read: {e}"), None))
+            };
             let tax = d.join("taxonomy.toml");
             if tax.exists() {
                 taxonomy = (tax.display().to_string(), read(&tax)?);
@@ -323,7 +389,8 @@ impl Rules {
             raws.insert(raw.name.clone(), (file.clone(), text.clone(), raw));
             texts.push((file, text));
         }
-        let (dfile, dtext, default) = raws.remove("default").ok_or_else(|| RulesError::at("rules/harnesses", "", None, "no `default` profile", None))?;
+        let (dfile, dtext, default) =
+            raws.remove("default").ok_or_else(|| RulesError::at("rules/harnesses", "", None, "no `default` profile", None))?;
         let mut profiles = BTreeMap::new();
         profiles.insert("default".to_string(), Profile::compile(&[(&dfile, &dtext, &default)])?);
         for (name, (file, text, raw)) in &raws {

@@ -1,8 +1,10 @@
 //! The command line: the `Command` enum and dispatch; one file per subcommand.
 
+mod classify;
 mod ingest;
 mod output;
 mod registry;
+mod rules;
 
 use std::ffi::OsString;
 
@@ -25,6 +27,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Ingest(ingest::IngestArgs),
+    Classify(classify::ClassifyArgs),
+    Rules(rules::RulesArgs),
     Registry(registry::RegistryArgs),
 }
 
@@ -44,6 +48,8 @@ where
     };
     match cli.command {
         Command::Ingest(a) => ingest::run(&a),
+        Command::Classify(a) => classify::run(&a),
+        Command::Rules(a) => rules::run(&a),
         Command::Registry(a) => registry::run(&a),
     }
 }

@@ -14,4 +14,4 @@ pub mod walk;
 pub mod writer;
 
 pub use diag::{InputError, InputErrorKind};
-pub use pipeline::{FileReport, FileStatus, IngestError, IngestOptions, Summary, run};
+pub use pipeline::{FileReport, FileStatus, IngestError, IngestOptions, Summary, run, run_map};

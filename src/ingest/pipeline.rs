@@ -97,6 +97,20 @@ const BATCH_PER_THREAD: usize = 8;
 /// # Errors
 /// Usage errors, and failures of `sink`; bad inputs are never errors (see [`Summary`]).
 pub fn run(opts: &IngestOptions, sink: &mut dyn FnMut(Trajectory) -> std::io::Result<()>) -> Result<Summary, IngestError> {
+    run_map(opts, &|t| t, sink)
+}
+
+/// Runs ingest and applies `map` to every trajectory inside the parallel parse (classify
+/// uses it so per-record work scales with the threads), handing the results to `sink` in
+/// the same deterministic order as [`run`].
+///
+/// # Errors
+/// As [`run`].
+pub fn run_map<T: Send>(
+    opts: &IngestOptions,
+    map: &(dyn Fn(Trajectory) -> T + Sync),
+    sink: &mut dyn FnMut(T) -> std::io::Result<()>,
+) -> Result<Summary, IngestError> {
     let all = adapters::all();
     let forced = match &opts.format {
         None => None,
@@ -251,7 +265,14 @@ pub fn run(opts: &IngestOptions, sink: &mut dyn FnMut(Trajectory) -> std::io::Re
     let ctx = Ctx::new(&join, &fileset);
     let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
     for chunk in units.chunks(batch) {
-        let parsed: Vec<_> = chunk.par_iter().map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx))).collect();
+        let parsed: Vec<_> = chunk
+            .par_iter()
+            .map(|(i, adapter, unit)| {
+                let (trajs, errs, fatal) = parse_unit(*adapter, unit, &ctx);
+                let mapped: Vec<T> = trajs.into_iter().map(map).collect();
+                (*i, *adapter, (mapped, errs, fatal))
+            })
+            .collect();
         for (i, adapter, (trajs, errs, fatal)) in parsed {
             let n = trajs.len();
             for t in trajs {

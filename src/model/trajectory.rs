@@ -514,3 +514,17 @@ impl Step {
         v
     }
 }
+
+impl Trajectory {
+    /// The texts step-less evidence may quote: the end status and the verdict's detail.
+    #[must_use]
+    pub fn status_texts(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        v.extend(self.termination.raw.as_deref());
+        v.extend(self.termination.detail.as_deref());
+        v.extend(self.outcome.detail.as_deref());
+        v.extend(self.outcome.source.as_ref().map(|s| s.field.as_str()));
+        v.extend(self.submission.as_deref());
+        v
+    }
+}

@@ -64,6 +64,9 @@ pub struct Evidence {
     /// A short quote: a substring of the step's text, of a call's name or arguments, or of a
     /// result's output (see `Step::evidence_texts`); for step-less evidence, of the status.
     pub excerpt: String,
+    /// What the excerpt does not say: a near miss, the registry that judged, a limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_span: Option<SourceSpan>,
 }

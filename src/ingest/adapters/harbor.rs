@@ -218,17 +218,57 @@ impl Adapter for HarborTrial {
                 t.outcome.detail = Some(format!("no reward: the trial ended with {}", ex.exception_type));
             }
         }
-        for c in &unit.companions {
-            if c.path != atif_path
-                && c.path.starts_with(dir.join("agent"))
-                && c.display.ends_with(".json")
-                && !c.display.contains("/episode-")
-            {
-                t.notes.push(format!("native agent log kept beside ATIF, not parsed: {}", c.rel));
-            }
-        }
+        native_log(&mut t, unit, dir, ctx);
         out.emit(t);
         Ok(())
+    }
+}
+
+/// A native agent log beside the ATIF file (mini-swe-agent's own trajectory, say) knows how
+/// the agent ended when the ATIF conversion does not: its termination fills an unknown one,
+/// and its steps stand in when there is no ATIF file.
+fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
+    let agent_dir = dir.join("agent");
+    for c in unit.companions.iter().filter(|c| c.path.parent() == Some(agent_dir.as_path())) {
+        let Some(Some(name)) = ctx.files.get(&c.path) else { continue };
+        let Some(adapter) = super::by_name(name).filter(|a| a.role() == FileRole::Transcript && !matches!(*name, "atif" | "harbor")) else {
+            continue;
+        };
+        let mut native = Vec::new();
+        let mut sink = |x: crate::model::Trajectory| native.push(x);
+        let mut nout = Output::new(&mut sink);
+        let sub = Unit { primary: c.clone(), companions: Vec::new() };
+        if adapter.parse(&sub, ctx, &mut nout).is_err() {
+            t.notes.push(format!("native agent log {} did not parse; ignored", c.rel));
+            continue;
+        }
+        drop(nout);
+        let Some(n) = native.into_iter().next() else { continue };
+        let mut used = Vec::new();
+        if t.termination.kind == TerminationKind::Unknown && n.termination.kind != TerminationKind::Unknown {
+            t.termination = n.termination.clone();
+            used.push("termination");
+        }
+        if t.steps.is_empty() && !n.steps.is_empty() {
+            let base = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+            t.steps = n.steps;
+            for s in &mut t.steps {
+                if let Some(span) = s.source_span.as_mut() {
+                    span.file += base;
+                }
+            }
+            used.push("steps");
+        }
+        if t.submission.is_none() && n.submission.is_some() {
+            t.submission = n.submission;
+            used.push("submission");
+        }
+        if used.is_empty() {
+            t.notes.push(format!("native agent log kept beside ATIF, not needed: {}", c.rel));
+        } else {
+            t.provenance.files.extend(n.provenance.files);
+            t.notes.push(format!("{} taken from the native {name} log {}", used.join(", "), c.rel));
+        }
     }
 }
 

@@ -1,0 +1,219 @@
+//! Turns tool calls into actions the rules reason about: did it change the workspace, did it
+//! run a check and did the check pass, did it finish or escalate, what came back.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::profile::Profile;
+use super::shell;
+use crate::model::{CallRef, ToolResult, Trajectory};
+
+/// One tool call, interpreted.
+#[derive(Debug, Clone)]
+pub struct Action<'t> {
+    pub at: CallRef,
+    pub name: &'t str,
+    /// Tool name and canonical arguments: equal keys are the same action.
+    pub key: String,
+    /// The shell command, for shell tools.
+    pub command: Option<String>,
+    /// Files this action writes; non-empty means it is a mutation.
+    pub writes: Vec<String>,
+    /// The check it runs, for verifications.
+    pub verification: Option<String>,
+    pub finish: bool,
+    pub escalate: bool,
+    pub result: Option<&'t ToolResult>,
+    /// Step of the result.
+    pub result_step: Option<u32>,
+    /// The result came back without error (`None`: no result).
+    pub ok: Option<bool>,
+    /// For verifications: whether the check passed (`None`: cannot tell).
+    pub passed: Option<bool>,
+    pub timed_out: bool,
+}
+
+impl Action<'_> {
+    #[must_use]
+    pub fn mutates(&self) -> bool {
+        !self.writes.is_empty()
+    }
+
+    /// A mutation that went through (its result is not an error).
+    #[must_use]
+    pub fn mutated(&self) -> bool {
+        self.mutates() && self.ok != Some(false)
+    }
+}
+
+/// Every call of the trajectory as an action, in order.
+#[must_use]
+pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
+    let mut results: HashMap<CallRef, (u32, &ToolResult)> = HashMap::new();
+    for (s, step) in t.steps.iter().enumerate() {
+        for r in &step.tool_results {
+            if let Some(c) = r.call {
+                results.entry(c).or_insert((u32::try_from(s).unwrap_or(u32::MAX), r));
+            }
+        }
+    }
+    t.calls()
+        .map(|(at, call)| {
+            let (result_step, result) = match results.get(&at) {
+                Some((s, r)) => (Some(*s), Some(*r)),
+                None => (None, None),
+            };
+            let mut a = Action {
+                at,
+                name: call.name.as_str(),
+                key: format!("{}\u{1f}{}", call.name, call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string())),
+                command: None,
+                writes: Vec::new(),
+                verification: None,
+                finish: p.is_finish(&call.name),
+                escalate: p.is_escalate(&call.name),
+                result,
+                result_step,
+                ok: result.map(|r| !r.is_error && r.unknown_tool.is_none() && r.exit_code.is_none_or(|c| c == 0)),
+                passed: None,
+                timed_out: result.is_some_and(|r| p.command_timeout.is_match(&r.output)),
+            };
+            if p.is_shell(&call.name) {
+                if let Some(cmd) = shell_command(&call.arguments, call.raw_arguments.as_deref(), &p.shell_arguments) {
+                    let fx = shell::analyse(&cmd);
+                    a.writes = fx.writes;
+                    a.verification = fx.verification;
+                    if p.finish_commands.is_match(&cmd) {
+                        a.finish = true;
+                    }
+                    a.command = Some(cmd);
+                }
+            } else if p.mutate_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
+                a.writes = edited_paths(&call.arguments, call.raw_arguments.as_deref(), &p.path_arguments);
+                if a.writes.is_empty() {
+                    a.writes.push(format!("({})", call.name));
+                }
+            } else if p.verify_tools.iter().any(|v| v == &call.name) {
+                a.verification = Some(call.name.clone());
+            }
+            if a.verification.is_some() {
+                a.passed = result.and_then(check_passed);
+            }
+            a
+        })
+        .collect()
+}
+
+/// The command a shell tool runs: a string argument, an argv array (`["bash", "-lc", cmd]`),
+/// or the raw arguments when they did not parse.
+#[must_use]
+pub fn shell_command(args: &Value, raw: Option<&str>, names: &[String]) -> Option<String> {
+    for n in names {
+        match args.get(n) {
+            Some(Value::String(s)) => return Some(s.clone()),
+            Some(Value::Array(parts)) => {
+                let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+                if words.len() >= 3 && words[0].ends_with("sh") && words[1].starts_with('-') && words[1].ends_with('c') {
+                    return Some(words[2..].join(" "));
+                }
+                if !words.is_empty() {
+                    // Commands given as a list of strings are separate commands.
+                    return Some(words.join("\n"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Value::String(s) = args {
+        return Some(s.clone());
+    }
+    raw.map(ToString::to_string)
+}
+
+/// Files an editing tool touches: its path argument, or the files named in an
+/// `apply_patch` envelope.
+fn edited_paths(args: &Value, raw: Option<&str>, names: &[String]) -> Vec<String> {
+    for n in names {
+        if let Some(p) = args.get(n).and_then(Value::as_str) {
+            return vec![p.to_string()];
+        }
+    }
+    let patch = args
+        .get("input")
+        .or_else(|| args.get("patch"))
+        .and_then(Value::as_str)
+        .map(ToString::to_string)
+        .or_else(|| args.as_str().map(ToString::to_string))
+        .or_else(|| raw.map(ToString::to_string));
+    let mut files = Vec::new();
+    if let Some(p) = patch {
+        for line in p.lines() {
+            for prefix in ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "+++ b/"] {
+                if let Some(f) = line.strip_prefix(prefix) {
+                    files.push(f.trim().to_string());
+                }
+            }
+        }
+    }
+    files
+}
+
+/// Whether a check passed, from its exit code or, failing that, from what test runners print.
+#[must_use]
+pub fn check_passed(r: &ToolResult) -> Option<bool> {
+    if let Some(c) = r.exit_code {
+        return Some(c == 0);
+    }
+    if r.is_error {
+        return Some(false);
+    }
+    static FAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static PASS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let fail = FAIL.get_or_init(|| {
+        regex::Regex::new(r"(?m)\b\d+ (failed|errors?)\b|^FAILED\b|^FAIL\b|\bFAILED \(|Traceback \(most recent call last\)|^E\s{3}|test result: FAILED|\bnot ok \d+|\bAssertionError\b").expect("static regex")
+    });
+    let pass = PASS.get_or_init(|| {
+        regex::Regex::new(
+            r"(?m)\b\d+ passed\b|^OK\b|^OK \(|test result: ok\.|^ok\s+\S+\s+[\d.]+s$|\bTests?:\s+\d+ passed|\bAll tests passed\b",
+        )
+        .expect("static regex")
+    });
+    if fail.is_match(&r.output) {
+        Some(false)
+    } else if pass.is_match(&r.output) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_arrays_and_strings() {
+        let names = vec!["command".to_string()];
+        assert_eq!(shell_command(&serde_json::json!({"command": ["bash", "-lc", "ls -la"]}), None, &names).as_deref(), Some("ls -la"));
+        assert_eq!(shell_command(&serde_json::json!({"command": "pytest"}), None, &names).as_deref(), Some("pytest"));
+        assert_eq!(shell_command(&Value::Null, Some("echo hi"), &names).as_deref(), Some("echo hi"));
+    }
+
+    #[test]
+    fn apply_patch_names_its_files() {
+        let p = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n*** End Patch";
+        assert_eq!(edited_paths(&serde_json::json!({"input": p}), None, &[]), ["src/a.rs", "b.rs"]);
+    }
+
+    #[test]
+    fn checks_pass_by_exit_code_or_runner_output() {
+        let mut r = ToolResult::new("===== 3 passed in 0.2s =====");
+        assert_eq!(check_passed(&r), Some(true));
+        r.output = "FAILED tests/test_a.py::test_x\n1 failed, 2 passed".into();
+        assert_eq!(check_passed(&r), Some(false));
+        r.exit_code = Some(0);
+        assert_eq!(check_passed(&r), Some(true));
+        assert_eq!(check_passed(&ToolResult::new("hello")), None);
+    }
+}

@@ -1,0 +1,531 @@
+//! The rules: from a trajectory, its mechanics and its registry, which classes and flags hold,
+//! each with evidence that points at steps and quotes them.
+
+use std::collections::BTreeSet;
+
+use super::actions::{Action, actions};
+use super::mechanics::{self, final_reply, final_text};
+use super::oracle::{LoadedRegistry, Oracle};
+use super::profile::Profile;
+use super::rules::Rules;
+use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
+use crate::registry::Knowledge;
+
+/// Settings that are not rules: limits from a study file.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The configured step limit, when known (infers budget exhaustion without a status).
+    pub step_limit: Option<u32>,
+}
+
+/// A classifier with its rules and registries loaded once.
+pub struct Classifier {
+    pub rules: Rules,
+    pub registries: Vec<LoadedRegistry>,
+    pub options: Options,
+}
+
+/// Longest excerpt quoted as evidence.
+const EXCERPT: usize = 160;
+/// Consecutive identical actions that count as a loop.
+const LOOP_RUN: u32 = 3;
+/// Command timeouts in a row at the end that count as a budget.
+const TIMEOUT_RUN: usize = 3;
+
+impl Classifier {
+    #[must_use]
+    pub fn new(rules: Rules, registries: Vec<LoadedRegistry>, options: Options) -> Self {
+        Self { rules, registries, options }
+    }
+
+    /// Classifies one trajectory.
+    #[must_use]
+    pub fn classify(&self, t: &Trajectory) -> Verdict {
+        let p = self.rules.profile_for(&t.harness);
+        let oracle = Oracle::for_trajectory(t, p, &self.registries);
+        let acts = actions(t, p);
+        let mut f = Findings::default();
+        let unknown = tool_findings(t, &acts, p, &oracle, &mut f);
+        let m = mechanics::compute(t, &acts, p, unknown);
+        let failed = matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial | OutcomeStatus::Errored);
+
+        flags(t, &acts, &m, &mut f);
+        if failed {
+            infrastructure(t, &m, p, &mut f);
+            budget(t, &acts, &m, p, self.options.step_limit.or(p.step_limit), &mut f);
+            plan(t, &acts, &m, p, &mut f);
+            resignation(t, &acts, &m, p, &mut f);
+            worked(t, &acts, &m, p, &mut f);
+        } else {
+            // Hallucination and resignation describe failures only.
+            f.classes.clear();
+        }
+        let mut classes: Vec<String> = f.classes.iter().cloned().collect();
+        classes.sort_by_key(|c| self.rules.taxonomy.rank(c));
+        let mut reason = None;
+        if failed && classes.is_empty() {
+            classes.push("unclassified".into());
+            reason = Some(unclassified_reason(t, &m, &oracle));
+        }
+        if !failed {
+            f.evidence.retain(|e| !self.rules.taxonomy.precedence.contains(&e.supports));
+        }
+        let primary = classes.first().cloned().filter(|_| failed);
+        let mut evidence = f.evidence;
+        evidence.sort_by(|a, b| {
+            let rank = |e: &Evidence| self.rules.taxonomy.precedence.iter().position(|c| *c == e.supports).unwrap_or(usize::MAX);
+            rank(a).cmp(&rank(b)).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.steps.cmp(&b.steps))
+        });
+        Verdict {
+            trajectory_id: t.id.clone(),
+            task_id: t.task_id.clone(),
+            arm: t.arm.clone(),
+            trial: t.trial,
+            harness: t.harness.clone(),
+            model: t.model.clone(),
+            outcome: t.outcome.status,
+            primary,
+            classes: if failed { classes } else { Vec::new() },
+            flags: f.flags.into_iter().collect(),
+            mechanics: m,
+            registry_source: oracle.source.clone(),
+            reason,
+            evidence,
+            source: t.provenance.files.first().map(|f| f.path.clone()),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Findings {
+    classes: BTreeSet<String>,
+    flags: BTreeSet<String>,
+    evidence: Vec<Evidence>,
+}
+
+impl Findings {
+    fn class(&mut self, class: &str, e: Evidence) {
+        self.classes.insert(class.to_string());
+        self.evidence.push(e);
+    }
+
+    fn flag(&mut self, flag: &str, e: Evidence) {
+        self.flags.insert(flag.to_string());
+        self.evidence.push(e);
+    }
+}
+
+/// Evidence on steps, quoting `excerpt` (which must be a substring of one of the step's
+/// evidence texts).
+fn on_steps(t: &Trajectory, rule: &str, supports: &str, steps: Vec<u32>, excerpt: &str) -> Evidence {
+    let span = steps.first().and_then(|s| t.steps.get(*s as usize)).and_then(|s| s.source_span);
+    Evidence { rule: rule.into(), supports: supports.into(), steps, excerpt: excerpt.to_string(), detail: None, source_span: span }
+}
+
+/// Evidence from the run's end status (no step).
+fn on_status(rule: &str, supports: &str, excerpt: &str, detail: Option<String>) -> Evidence {
+    Evidence { rule: rule.into(), supports: supports.into(), steps: Vec::new(), excerpt: excerpt.to_string(), detail, source_span: None }
+}
+
+/// A window of `text` around `range`, at most [`EXCERPT`] bytes, on character boundaries.
+fn window(text: &str, range: std::ops::Range<usize>) -> &str {
+    let mut start = range.start.saturating_sub(40);
+    let mut end = (range.end + 80).min(text.len()).min(start + EXCERPT).max(range.end.min(text.len()));
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    text[start..end].trim()
+}
+
+/// The start of a text, as an excerpt.
+fn head(text: &str) -> &str {
+    let t = text.trim();
+    let mut end = t.len().min(EXCERPT);
+    while !t.is_char_boundary(end) {
+        end -= 1;
+    }
+    &t[..end]
+}
+
+fn status_excerpt(t: &Trajectory) -> Option<&str> {
+    t.termination.raw.as_deref().or(t.termination.detail.as_deref()).map(head)
+}
+
+/// Unknown-tool calls: hallucinations (rejected) and registry suspects (executed). Returns the
+/// number of calls the registry does not know or the harness rejected.
+fn tool_findings(t: &Trajectory, acts: &[Action<'_>], p: &Profile, oracle: &Oracle<'_>, f: &mut Findings) -> u32 {
+    // One piece of evidence per rule and tool name, pointing at its first few calls.
+    let mut found: std::collections::BTreeMap<(&'static str, &str), (Vec<u32>, u32, Option<String>)> = std::collections::BTreeMap::new();
+    let mut unknown = 0u32;
+    for a in acts {
+        let knowledge = oracle.knows(a.name);
+        if matches!(knowledge, Knowledge::Dynamic(_)) {
+            continue;
+        }
+        let rejected = a.result.is_some_and(|r| r.unknown_tool.is_some() || (r.is_error && p.unknown_tool.is_match(&r.output)));
+        let mut steps = vec![a.at.step];
+        if let Some(s) = a.result_step.filter(|s| *s != a.at.step) {
+            steps.push(s);
+        }
+        let rule = match &knowledge {
+            Knowledge::Unknown { near_miss } => {
+                unknown += 1;
+                if rejected {
+                    let d = match near_miss {
+                        Some(n) => format!("not in {} (near miss of `{n}`)", oracle.source),
+                        None => format!("not in {}", oracle.source),
+                    };
+                    Some(("hallucinated-unknown-tool", d))
+                } else if a.ok == Some(true) {
+                    Some((
+                        "registry-suspect-call",
+                        format!("not in {}, yet it executed without error: the registry is probably incomplete", oracle.source),
+                    ))
+                } else {
+                    None
+                }
+            }
+            Knowledge::Known | Knowledge::Dynamic(_) => {
+                // The harness's own rejection decides when no real list contradicts it.
+                let list_knows = oracle.has_list() && !oracle.source.starts_with("profile:");
+                if rejected && !list_knows {
+                    unknown += 1;
+                    let d = a
+                        .result
+                        .and_then(|r| r.unknown_tool.clone())
+                        .unwrap_or_else(|| format!("rejected by the harness; judged by {}", oracle.source));
+                    Some(("hallucinated-rejected-by-harness", d))
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some((rule, detail)) = rule {
+            let entry = found.entry((rule, a.name)).or_insert_with(|| (Vec::new(), 0, Some(detail)));
+            entry.1 += 1;
+            if entry.0.len() < 6 {
+                entry.0.extend(steps);
+            }
+        }
+    }
+    for ((rule, name), (mut steps, count, detail)) in found {
+        steps.sort_unstable();
+        steps.dedup();
+        let supports = if rule == "registry-suspect-call" { "registry_suspect" } else { "hallucinated_tool" };
+        let mut e = on_steps(t, rule, supports, steps, name);
+        e.detail = detail.map(|d| if count > 1 { format!("{d}; {count} calls") } else { d });
+        if supports == "registry_suspect" {
+            f.flag(supports, e);
+        } else {
+            f.class(supports, e);
+        }
+    }
+    unknown
+}
+
+fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
+    if m.longest_repeat >= LOOP_RUN {
+        // The first run of that length.
+        let mut run = 1usize;
+        for i in 1..acts.len() {
+            run = if acts[i].key == acts[i - 1].key { run + 1 } else { 1 };
+            if run == m.longest_repeat as usize {
+                let first = &acts[i + 1 - run];
+                let steps: Vec<u32> = acts[i + 1 - run..=i].iter().map(|a| a.at.step).collect::<BTreeSet<_>>().into_iter().collect();
+                let excerpt = first.command.as_deref().map_or(first.name, head);
+                let mut e = on_steps(t, "flag-looping", "looping", steps, excerpt);
+                e.detail = Some(format!("the same action {} times in a row", m.longest_repeat));
+                f.flag("looping", e);
+                break;
+            }
+        }
+    }
+    if t.outcome.status == OutcomeStatus::Passed && m.termination == TerminationKind::Budget {
+        let ex = status_excerpt(t).unwrap_or("");
+        f.flag(
+            "passed_after_timeout",
+            on_status(
+                "flag-passed-after-timeout",
+                "passed_after_timeout",
+                ex,
+                m.budget.map(|b| format!("budget: {}", crate::ingest::writer::snake(&b))),
+            ),
+        );
+    }
+    if m.format_errors > 0 {
+        let steps: Vec<u32> = t.steps.iter().filter(|s| s.format_error.is_some()).map(|s| s.index).take(5).collect();
+        let first = &t.steps[steps[0] as usize];
+        let e = on_steps(t, "flag-format-errors", "format_errors", steps, head(first.format_error.as_deref().unwrap_or("")));
+        f.flag("format_errors", e);
+    }
+}
+
+fn infrastructure(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) {
+    if m.termination == TerminationKind::Infrastructure {
+        let ex = status_excerpt(t).unwrap_or("");
+        f.class("infrastructure", on_status("infra-termination", "infrastructure", ex, t.termination.source.clone()));
+    }
+    if t.outcome.status == OutcomeStatus::Errored {
+        let ex = t.outcome.detail.as_deref().map(head).or(t.outcome.source.as_ref().map(|s| s.field.as_str())).unwrap_or("");
+        f.class("infrastructure", on_status("infra-verifier-errored", "infrastructure", ex, Some("the verifier gave no verdict".into())));
+    }
+    if matches!(m.termination, TerminationKind::Unknown | TerminationKind::HarnessError) {
+        // The last environment or tool output, if it is an API or container error.
+        let last = t.steps.iter().rev().take(3).find_map(|s| {
+            s.tool_results
+                .iter()
+                .map(|r| r.output.as_str())
+                .chain(std::iter::once(s.text.as_str()).filter(|_| s.role != Role::Assistant))
+                .find_map(|o| p.api_error.find(o).map(|mm| (s.index, o, mm.range())))
+        });
+        if let Some((step, text, range)) = last {
+            f.class("infrastructure", on_steps(t, "infra-api-error-at-end", "infrastructure", vec![step], window(text, range)));
+        }
+    }
+}
+
+fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, step_limit: Option<u32>, f: &mut Findings) {
+    if m.termination == TerminationKind::Budget {
+        let b = m.budget.map_or_else(|| "unspecified".to_string(), |b| crate::ingest::writer::snake(&b));
+        let ex = status_excerpt(t).unwrap_or("");
+        let mut detail = format!("budget: {b}");
+        if let Some(by) = t.termination.enforced_by {
+            detail.push_str(&format!(", enforced by {}", crate::ingest::writer::snake(&by)));
+        }
+        if let (Some(l), Some(c)) = (t.termination.limit, t.termination.consumed) {
+            detail.push_str(&format!(", {c} of {l}"));
+        }
+        f.class("budget_exhausted", on_status("budget-termination", "budget_exhausted", ex, Some(detail)));
+        return;
+    }
+    if m.termination != TerminationKind::Unknown {
+        return;
+    }
+    if let Some(limit) = step_limit {
+        if m.assistant_turns >= limit {
+            if let Some(last) = final_reply(t) {
+                let ex =
+                    if last.text.trim().is_empty() { last.tool_calls.first().map_or("", |c| c.name.as_str()) } else { head(&last.text) };
+                let mut e = on_steps(t, "budget-consumed-limit", "budget_exhausted", vec![last.index], ex);
+                e.detail = Some(format!("{} assistant turns of a {limit}-step budget", m.assistant_turns));
+                f.class("budget_exhausted", e);
+                return;
+            }
+        }
+    }
+    let tail: Vec<&Action<'_>> = acts.iter().rev().take_while(|a| a.timed_out).collect();
+    if tail.len() >= TIMEOUT_RUN && !acts.iter().any(|a| a.finish) {
+        let a = tail[0];
+        if let (Some(r), Some(rs)) = (a.result, a.result_step) {
+            if let Some(mm) = p.command_timeout.find(&r.output) {
+                let mut e = on_steps(t, "budget-command-timeouts", "budget_exhausted", vec![rs], window(&r.output, mm.range()));
+                e.detail = Some(format!("{} command timeouts in a row at the end", tail.len()));
+                f.class("budget_exhausted", e);
+            }
+        }
+    }
+}
+
+fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+    if m.termination == TerminationKind::Infrastructure || m.successful_mutations > 0 || p.task_kind != "code" {
+        return;
+    }
+    let _ = acts;
+    let plans: Vec<(u32, &str)> = t
+        .steps
+        .iter()
+        .filter(|s| s.role == Role::Assistant)
+        .filter_map(|s| p.plan.find(&s.text).map(|mm| (s.index, window(&s.text, mm.range()))))
+        .collect();
+    if let Some((step, ex)) = plans.first() {
+        let mut e = on_steps(t, "plan-in-text", "plan_without_execution", plans.iter().map(|(s, _)| *s).take(5).collect(), ex);
+        e.detail = Some(format!("{} replies describe a change; no successful mutation", plans.len()));
+        let _ = step;
+        f.class("plan_without_execution", e);
+    }
+    if m.format_errors > 0 && m.format_errors * 2 >= m.assistant_turns.max(1) {
+        let steps: Vec<u32> = t.steps.iter().filter(|s| s.format_error.is_some()).map(|s| s.index).take(5).collect();
+        let first = &t.steps[steps[0] as usize];
+        let mut e =
+            on_steps(t, "plan-replies-never-parsed", "plan_without_execution", steps, head(first.format_error.as_deref().unwrap_or("")));
+        e.detail = Some(format!("{} of {} replies did not parse into an action", m.format_errors, m.assistant_turns));
+        f.class("plan_without_execution", e);
+    }
+}
+
+/// Explicit give-ups and escalations, silent stops, empty submissions.
+fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+    if matches!(m.termination, TerminationKind::Budget | TerminationKind::Infrastructure) {
+        return;
+    }
+    let last = final_reply(t);
+    if let Some(a) = acts.iter().rev().find(|a| a.escalate) {
+        let mut e = on_steps(t, "resign-explicit", "early_resignation", vec![a.at.step], a.name);
+        e.detail = Some("escalated instead of finishing".into());
+        f.class("early_resignation", e);
+        return;
+    }
+    let raw = t.termination.raw.as_deref().unwrap_or("");
+    let raw_l = raw.to_ascii_lowercase();
+    if raw_l.contains("forfeit") || raw_l.contains("task_completed=false") || raw_l.contains("task_completed=partial") {
+        f.class(
+            "early_resignation",
+            on_status("resign-explicit", "early_resignation", raw, Some("the agent reported it did not complete the task".into())),
+        );
+        return;
+    }
+    if let Some(step) = last {
+        let text = &step.text;
+        if let Some(mm) = p.resignation.find(text) {
+            f.class("early_resignation", on_steps(t, "resign-explicit", "early_resignation", vec![step.index], window(text, mm.range())));
+            return;
+        }
+        for c in &step.tool_calls {
+            for v in c.arguments.as_object().into_iter().flat_map(|o| o.values()).filter_map(serde_json::Value::as_str) {
+                if let Some(mm) = p.resignation.find(v) {
+                    f.class(
+                        "early_resignation",
+                        on_steps(t, "resign-explicit", "early_resignation", vec![step.index], window(v, mm.range())),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+    let finished = acts.iter().any(|a| a.finish) || m.termination == TerminationKind::AgentFinished;
+    if m.termination == TerminationKind::AgentStoppedWithoutFinish && !finished && m.final_message != FinalMessage::ClaimsDone {
+        if let Some(step) = last {
+            let ex = if step.text.trim().is_empty() { "" } else { head(&step.text) };
+            let mut e = on_steps(t, "resign-silent", "early_resignation", vec![step.index], ex);
+            e.detail = Some("stopped without the finish protocol and without claiming completion".into());
+            f.class("early_resignation", e);
+            f.flags.insert("silent_give_up".into());
+            return;
+        }
+    }
+    // An empty submission is nothing submitted only when nothing was changed either: in
+    // container tasks the workspace, not the submission, is the deliverable.
+    if finished && m.successful_mutations == 0 && t.submission.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        let fin = acts.iter().rev().find(|a| a.finish);
+        let e = match fin {
+            Some(a) => {
+                on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head))
+            }
+            None => on_status("resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
+        };
+        let mut e = e;
+        e.detail = Some("finished with an empty patch or answer".into());
+        f.class("early_resignation", e);
+    }
+}
+
+fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+    if f.classes.contains("early_resignation")
+        || matches!(m.termination, TerminationKind::Budget | TerminationKind::Infrastructure | TerminationKind::HarnessError)
+    {
+        return;
+    }
+    let normal_end = match m.termination {
+        TerminationKind::AgentFinished | TerminationKind::Unknown => true,
+        TerminationKind::AgentStoppedWithoutFinish => m.final_message == FinalMessage::ClaimsDone,
+        _ => false,
+    };
+    if !normal_end {
+        return;
+    }
+    let last_mut = acts.iter().rposition(|a| a.mutated());
+    let answered =
+        p.task_kind == "answer" && (t.submission.as_deref().is_some_and(|s| !s.trim().is_empty()) || acts.iter().any(|a| a.finish));
+    let evidence = match last_mut {
+        Some(i) => {
+            let a = &acts[i];
+            let ex = a.command.as_deref().map_or_else(|| a.writes.first().map_or(a.name, String::as_str), head);
+            let ex = if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(ex)) { ex } else { a.name };
+            on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], ex)
+        }
+        None if answered => match acts.iter().rev().find(|a| a.finish) {
+            Some(a) => on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], a.name),
+            None => on_status(
+                "worked-progress-then-failed",
+                "worked_then_wrong",
+                t.submission.as_deref().map(head).unwrap_or(""),
+                Some("submitted an answer".into()),
+            ),
+        },
+        None => return,
+    };
+    let mut evidence = evidence;
+    evidence.detail = Some(format!(
+        "{} successful changes, {} checks ({} passed, {} failed)",
+        m.successful_mutations, m.verifications, m.verifications_passed, m.verifications_failed
+    ));
+    f.class("worked_then_wrong", evidence);
+
+    if let Some(i) = last_mut {
+        let verified_after = acts[i + 1..].iter().any(|a| a.verification.is_some());
+        if !verified_after {
+            let a = &acts[i];
+            let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], a.name);
+            e.detail = Some("no check ran after this last change".into());
+            f.flag("unverified", e);
+        }
+        // Regressed: a check passed, then a later check failed or a later change went unchecked.
+        if let Some(pass) = acts.iter().position(|a| a.verification.is_some() && a.passed == Some(true)) {
+            let later_fail = acts[pass + 1..].iter().find(|a| a.verification.is_some() && a.passed == Some(false));
+            let last_pass = acts.iter().rposition(|a| a.verification.is_some() && a.passed == Some(true)).unwrap_or(pass);
+            let undone = acts[last_pass + 1..]
+                .iter()
+                .find(|a| a.mutated())
+                .filter(|_| !acts[last_pass + 1..].iter().any(|a| a.verification.is_some() && a.passed == Some(true)));
+            if let Some(b) = later_fail.or(undone) {
+                let a = &acts[pass];
+                let mut steps = vec![a.result_step.unwrap_or(a.at.step), b.result_step.unwrap_or(b.at.step)];
+                steps.dedup();
+                let ex = a.command.as_deref().map_or(a.name, head);
+                let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
+                e.detail = Some(if later_fail.is_some() {
+                    "a check passed, then a later check failed".into()
+                } else {
+                    "a check passed, then a later change was never re-checked".into()
+                });
+                f.flag("regressed", e);
+            }
+        }
+    }
+    if m.final_message == FinalMessage::ClaimsDone {
+        if let Some(step) = final_reply(t) {
+            let text = final_text(step);
+            if let Some(mm) = p.claims_done.find(&text) {
+                let ex = window(&text, mm.range());
+                if step.evidence_texts().iter().any(|x| x.contains(ex)) {
+                    f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![step.index], ex));
+                }
+            }
+        }
+    }
+    if let Some(file) = m.test_files_changed.first() {
+        if let Some(a) = acts.iter().find(|a| a.mutated() && a.writes.iter().any(|w| w == file)) {
+            let ex =
+                if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(file.as_str())) { file.as_str() } else { a.name };
+            let mut e = on_steps(t, "flag-edited-tests", "edited_tests", vec![a.at.step], ex);
+            e.detail = Some(format!("changed test files: {}", m.test_files_changed.join(", ")));
+            f.flag("edited_tests", e);
+        }
+    }
+}
+
+fn unclassified_reason(t: &Trajectory, m: &Mechanics, oracle: &Oracle<'_>) -> String {
+    format!(
+        "checked: termination {} (no infrastructure or budget), {} tool calls against {} (no rejected unknown tool), {} successful changes and no plan text, final message {:?}, {} steps{}",
+        crate::ingest::writer::snake(&m.termination),
+        m.tool_calls,
+        oracle.source,
+        m.successful_mutations,
+        m.final_message,
+        m.steps,
+        if t.steps.is_empty() { " (the record has no steps: nothing to read)" } else { "" }
+    )
+}

@@ -1,0 +1,147 @@
+//! The mechanics of a run: counts the report tables print and the rules read.
+
+use std::collections::BTreeMap;
+
+use super::actions::Action;
+use super::profile::Profile;
+use crate::model::{Budget, FinalMessage, Mechanics, Role, Step, TerminationKind, Trajectory};
+
+/// How the run ended, after resolving a raw status the adapter could not map.
+#[must_use]
+pub fn termination(t: &Trajectory, p: &Profile) -> (TerminationKind, Option<Budget>) {
+    let term = &t.termination;
+    if term.kind == TerminationKind::Unknown {
+        if let Some(raw) = &term.raw {
+            let hit = p.statuses.get(raw).or_else(|| p.statuses.iter().find(|(k, _)| raw.contains(k.as_str())).map(|(_, v)| v));
+            if let Some(m) = hit {
+                return (m.kind, m.budget);
+            }
+        }
+    }
+    (term.kind, term.budget)
+}
+
+/// The main agent's last reply (sub-agents and sidechains excluded).
+#[must_use]
+pub fn final_reply(t: &Trajectory) -> Option<&Step> {
+    t.steps
+        .iter()
+        .rev()
+        .find(|s| s.role == Role::Assistant && s.agent.as_deref().is_none_or(|a| !a.starts_with("sidechain") && !a.starts_with("subagent")))
+}
+
+/// The text a final reply says things with: its text and the message of a finish call.
+#[must_use]
+pub fn final_text(step: &Step) -> String {
+    let mut s = step.text.clone();
+    for c in &step.tool_calls {
+        for key in ["message", "result", "answer", "summary", "final_answer", "content"] {
+            if let Some(m) = c.arguments.get(key).and_then(serde_json::Value::as_str) {
+                s.push('\n');
+                s.push_str(m);
+            }
+        }
+    }
+    s
+}
+
+#[must_use]
+pub fn final_message(t: &Trajectory, p: &Profile) -> FinalMessage {
+    let Some(step) = final_reply(t) else { return FinalMessage::None };
+    let text = final_text(step);
+    if p.resignation.is_match(&text) {
+        FinalMessage::GivesUp
+    } else if p.claims_done.is_match(&text) {
+        FinalMessage::ClaimsDone
+    } else if p.asks.is_match(text.trim_end()) {
+        FinalMessage::Asks
+    } else {
+        FinalMessage::None
+    }
+}
+
+/// Computes the mechanics; `unknown_calls` is the number of calls the registry does not know
+/// or the harness rejected as unknown.
+#[must_use]
+pub fn compute(t: &Trajectory, acts: &[Action<'_>], p: &Profile, unknown_calls: u32) -> Mechanics {
+    let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+    let mut by_name: BTreeMap<String, u32> = BTreeMap::new();
+    for a in acts {
+        *by_name.entry(a.name.to_string()).or_default() += 1;
+    }
+    let mut writes: BTreeMap<&str, u32> = BTreeMap::new();
+    for a in acts.iter().filter(|a| a.mutated()) {
+        for f in &a.writes {
+            *writes.entry(f.as_str()).or_default() += 1;
+        }
+    }
+    // Ties go to the first file in path order, so the column is stable.
+    let peak = writes.iter().fold(None::<(&str, u32)>, |best, (f, c)| match best {
+        Some((_, b)) if b >= *c => best,
+        _ => Some((f, *c)),
+    });
+    let mut longest = 0u32;
+    let mut run = 0u32;
+    for (i, a) in acts.iter().enumerate() {
+        run = if i > 0 && acts[i - 1].key == a.key { run + 1 } else { 1 };
+        longest = longest.max(run);
+    }
+    let (kind, budget) = termination(t, p);
+    let format_steps: Vec<usize> = t.steps.iter().enumerate().filter(|(_, s)| s.format_error.is_some()).map(|(i, _)| i).collect();
+    let recoveries = format_steps
+        .iter()
+        .enumerate()
+        .filter(|&(k, &s)| {
+            let next_error = format_steps.get(k + 1).copied().unwrap_or(usize::MAX);
+            acts.iter().any(|a| (a.at.step as usize) > s && (a.at.step as usize) < next_error && a.ok == Some(true))
+        })
+        .count();
+    let changed = |pats: &super::profile::Phrases| -> Vec<String> {
+        let mut v: Vec<String> = writes.keys().filter(|f| pats.is_match(f)).map(|f| (*f).to_string()).collect();
+        v.sort();
+        v
+    };
+    let step_tokens = |f: fn(&crate::model::Tokens) -> Option<u64>| -> Option<u64> {
+        let v: Vec<u64> = t.steps.iter().filter_map(|s| s.tokens.as_ref().and_then(f)).collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    Mechanics {
+        steps: n(t.steps.len()),
+        assistant_turns: n(t.steps.iter().filter(|s| s.role == Role::Assistant).count()),
+        tool_calls: n(acts.len()),
+        tool_calls_by_name: by_name,
+        mutations: n(acts.iter().filter(|a| a.mutates()).count()),
+        successful_mutations: n(acts.iter().filter(|a| a.mutated()).count()),
+        verifications: n(acts.iter().filter(|a| a.verification.is_some()).count()),
+        verifications_passed: n(acts.iter().filter(|a| a.verification.is_some() && a.passed == Some(true)).count()),
+        verifications_failed: n(acts.iter().filter(|a| a.verification.is_some() && a.passed == Some(false)).count()),
+        unknown_tool_calls: unknown_calls,
+        tool_errors: n(t.steps.iter().flat_map(|s| &s.tool_results).filter(|r| r.is_error).count()),
+        format_errors: n(format_steps.len()),
+        format_recoveries: n(recoveries),
+        command_timeouts: n(acts.iter().filter(|a| a.timed_out).count()),
+        peak_writes: peak.map_or(0, |(_, c)| c),
+        peak_write_file: peak.map(|(f, _)| f.to_string()),
+        longest_repeat: longest,
+        reasoning_only_turns: n(t
+            .steps
+            .iter()
+            .filter(|s| {
+                s.role == Role::Assistant
+                    && s.text.trim().is_empty()
+                    && s.tool_calls.is_empty()
+                    && s.reasoning.as_ref().is_some_and(|r| r.text.as_deref().is_some_and(|x| !x.is_empty()) || r.tokens.unwrap_or(0) > 0)
+            })
+            .count()),
+        prompt_tokens: t.usage.prompt_tokens.or_else(|| step_tokens(|k| k.prompt)),
+        completion_tokens: t.usage.completion_tokens.or_else(|| step_tokens(|k| k.completion)),
+        reasoning_tokens: t.usage.reasoning_tokens.or_else(|| step_tokens(|k| k.reasoning)),
+        cost_usd: t.usage.cost_usd,
+        wall_seconds: t.usage.wall_seconds,
+        termination: kind,
+        budget,
+        final_message: final_message(t, p),
+        test_files_changed: changed(&p.test_files),
+        config_files_changed: changed(&p.config_files),
+    }
+}

@@ -1,0 +1,287 @@
+//! Harness profiles: which tools mutate, verify, finish or escalate, what its status strings
+//! mean, and the phrase lists the rules match. Each profile is merged over `default`: lists are
+//! added to, scalars overridden, regexes compiled once at load time.
+
+use std::collections::BTreeMap;
+
+use regex::{Regex, RegexSet};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::rules::RulesError;
+use crate::model::{Budget, TerminationKind};
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    pub name: String,
+    #[serde(default)]
+    pub harnesses: Vec<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub task_kind: Option<String>,
+    #[serde(default)]
+    pub shell_tools: Vec<String>,
+    #[serde(default)]
+    pub shell_arguments: Vec<String>,
+    #[serde(default)]
+    pub path_arguments: Vec<String>,
+    #[serde(default)]
+    pub mutate_tools: Vec<String>,
+    #[serde(default)]
+    pub verify_tools: Vec<String>,
+    #[serde(default)]
+    pub finish_tools: Vec<String>,
+    #[serde(default)]
+    pub escalate_tools: Vec<String>,
+    #[serde(default)]
+    pub finish_commands: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub dynamic_namespaces: Vec<String>,
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default)]
+    pub step_limit: Option<u32>,
+    #[serde(default)]
+    pub phrases: RawPhrases,
+    #[serde(default)]
+    pub statuses: BTreeMap<String, Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhrases {
+    #[serde(default)]
+    pub resignation: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub claims_done: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub asks: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub plan: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub unknown_tool: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub command_timeout: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub api_error: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub test_files: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub config_files: Vec<Spanned<String>>,
+}
+
+/// A tool name, optionally restricted to calls whose argument has one of some values.
+#[derive(Debug, Clone)]
+pub struct ToolMatcher {
+    pub name: String,
+    pub arg: Option<(String, Vec<String>)>,
+}
+
+impl ToolMatcher {
+    fn parse(s: &str) -> Self {
+        match s.split_once(':') {
+            Some((name, cond)) => match cond.split_once('=') {
+                Some((arg, vals)) => {
+                    Self { name: name.to_string(), arg: Some((arg.to_string(), vals.split('|').map(ToString::to_string).collect())) }
+                }
+                None => Self { name: s.to_string(), arg: None },
+            },
+            None => Self { name: s.to_string(), arg: None },
+        }
+    }
+
+    #[must_use]
+    pub fn matches(&self, name: &str, args: &serde_json::Value) -> bool {
+        if self.name != name {
+            return false;
+        }
+        match &self.arg {
+            None => true,
+            Some((arg, vals)) => args.get(arg).and_then(serde_json::Value::as_str).is_some_and(|v| vals.iter().any(|x| x == v)),
+        }
+    }
+}
+
+/// A named list of patterns: a set for "does any match" and the regexes for "where".
+#[derive(Debug, Clone)]
+pub struct Phrases {
+    pub set: RegexSet,
+    pub list: Vec<Regex>,
+}
+
+impl Phrases {
+    #[must_use]
+    pub fn is_match(&self, text: &str) -> bool {
+        !self.list.is_empty() && self.set.is_match(text)
+    }
+
+    /// The first match (earliest in the text) of any pattern.
+    #[must_use]
+    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        if !self.is_match(text) {
+            return None;
+        }
+        self.set.matches(text).into_iter().filter_map(|i| self.list[i].find(text)).min_by_key(regex::Match::start)
+    }
+}
+
+/// What a status string means when ingest left the termination unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusMeaning {
+    pub kind: TerminationKind,
+    pub budget: Option<Budget>,
+}
+
+/// A compiled, merged profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: String,
+    pub harnesses: Vec<String>,
+    pub description: String,
+    /// `code` (the workspace is the deliverable) or `answer` (a submitted answer is).
+    pub task_kind: String,
+    pub shell_tools: Vec<String>,
+    pub shell_arguments: Vec<String>,
+    pub path_arguments: Vec<String>,
+    pub mutate_tools: Vec<ToolMatcher>,
+    pub verify_tools: Vec<String>,
+    pub finish_tools: Vec<String>,
+    pub escalate_tools: Vec<String>,
+    pub finish_commands: Phrases,
+    pub dynamic_namespaces: Vec<String>,
+    pub tools: Vec<String>,
+    pub step_limit: Option<u32>,
+    pub resignation: Phrases,
+    pub claims_done: Phrases,
+    pub asks: Phrases,
+    pub plan: Phrases,
+    pub unknown_tool: Phrases,
+    pub command_timeout: Phrases,
+    pub api_error: Phrases,
+    pub test_files: Phrases,
+    pub config_files: Phrases,
+    pub statuses: BTreeMap<String, StatusMeaning>,
+}
+
+impl Profile {
+    /// Merges `layers` (default first) and compiles them.
+    ///
+    /// # Errors
+    /// A regex that does not compile or a status meaning that is not one, pointing into the file.
+    pub fn compile(layers: &[(&str, &str, &RawProfile)]) -> Result<Self, RulesError> {
+        let last = layers.last().map(|(_, _, r)| *r).cloned().unwrap_or_default();
+        let cat = |f: &dyn Fn(&RawProfile) -> &Vec<String>| -> Vec<String> {
+            let mut v: Vec<String> = Vec::new();
+            for (_, _, r) in layers {
+                for x in f(r) {
+                    if !v.contains(x) {
+                        v.push(x.clone());
+                    }
+                }
+            }
+            v
+        };
+        let phrases = |f: &dyn Fn(&RawProfile) -> &Vec<Spanned<String>>| -> Result<Phrases, RulesError> {
+            let mut list = Vec::new();
+            for (file, text, r) in layers {
+                for s in f(r) {
+                    let re = Regex::new(s.get_ref()).map_err(|e| {
+                        RulesError::at(
+                            file,
+                            text,
+                            Some(s.span()),
+                            format!("invalid regex: {e}"),
+                            Some("patterns use the Rust `regex` syntax; escape backslashes in TOML strings".into()),
+                        )
+                    })?;
+                    list.push(re);
+                }
+            }
+            let set = RegexSet::new(list.iter().map(Regex::as_str))
+                .map_err(|e| RulesError::at(layers[0].0, layers[0].1, None, format!("invalid regex set: {e}"), None))?;
+            Ok(Phrases { set, list })
+        };
+        let mut statuses = BTreeMap::new();
+        for (file, text, r) in layers {
+            for (raw, meaning) in &r.statuses {
+                let m = parse_meaning(meaning.get_ref()).ok_or_else(|| {
+                    RulesError::at(
+                        file,
+                        text,
+                        Some(meaning.span()),
+                        format!("`{}` is not a termination", meaning.get_ref()),
+                        Some("use agent_finished, agent_stopped_without_finish, harness_error, infrastructure, or budget:<steps|tokens|context|output_tokens|cost|wall_time|command_timeout|attempts|loop_guard|format_errors|other>".into()),
+                    )
+                })?;
+                statuses.insert(raw.clone(), m);
+            }
+        }
+        Ok(Self {
+            name: last.name.clone(),
+            harnesses: last.harnesses.clone(),
+            description: last.description.clone(),
+            task_kind: layers.iter().rev().find_map(|(_, _, r)| r.task_kind.clone()).unwrap_or_else(|| "code".into()),
+            shell_tools: cat(&|r| &r.shell_tools),
+            shell_arguments: cat(&|r| &r.shell_arguments),
+            path_arguments: cat(&|r| &r.path_arguments),
+            mutate_tools: cat(&|r| &r.mutate_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
+            verify_tools: cat(&|r| &r.verify_tools),
+            finish_tools: cat(&|r| &r.finish_tools),
+            escalate_tools: cat(&|r| &r.escalate_tools),
+            finish_commands: phrases(&|r| &r.finish_commands)?,
+            dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
+            tools: last.tools.clone(),
+            step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
+            resignation: phrases(&|r| &r.phrases.resignation)?,
+            claims_done: phrases(&|r| &r.phrases.claims_done)?,
+            asks: phrases(&|r| &r.phrases.asks)?,
+            plan: phrases(&|r| &r.phrases.plan)?,
+            unknown_tool: phrases(&|r| &r.phrases.unknown_tool)?,
+            command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
+            api_error: phrases(&|r| &r.phrases.api_error)?,
+            test_files: phrases(&|r| &r.phrases.test_files)?,
+            config_files: phrases(&|r| &r.phrases.config_files)?,
+            statuses,
+        })
+    }
+
+    #[must_use]
+    pub fn is_shell(&self, name: &str) -> bool {
+        self.shell_tools.iter().any(|t| t == name)
+    }
+
+    #[must_use]
+    pub fn is_finish(&self, name: &str) -> bool {
+        self.finish_tools.iter().any(|t| t == name)
+    }
+
+    #[must_use]
+    pub fn is_escalate(&self, name: &str) -> bool {
+        self.escalate_tools.iter().any(|t| t == name)
+    }
+
+    #[must_use]
+    pub fn is_dynamic(&self, name: &str) -> bool {
+        self.dynamic_namespaces.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.len() > prefix.len() && name.starts_with(prefix),
+            None => p == name,
+        })
+    }
+}
+
+fn parse_meaning(s: &str) -> Option<StatusMeaning> {
+    let kind = |k| Some(StatusMeaning { kind: k, budget: None });
+    match s {
+        "agent_finished" => kind(TerminationKind::AgentFinished),
+        "agent_stopped_without_finish" => kind(TerminationKind::AgentStoppedWithoutFinish),
+        "harness_error" => kind(TerminationKind::HarnessError),
+        "infrastructure" => kind(TerminationKind::Infrastructure),
+        _ => {
+            let b = s.strip_prefix("budget:")?;
+            let budget: Budget = serde_json::from_value(serde_json::Value::String(b.to_string())).ok()?;
+            Some(StatusMeaning { kind: TerminationKind::Budget, budget: Some(budget) })
+        }
+    }
+}
