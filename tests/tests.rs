@@ -2,6 +2,9 @@
 
 mod common;
 
+/// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
+mod classify;
+
 /// Aider benchmark exercise results and chat histories; the leaderboard YAML is skipped.
 mod ingest_aider;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.

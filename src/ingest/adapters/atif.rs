@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint};
+use super::common::{blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -254,6 +254,8 @@ fn append_steps(
                 continue;
             }
             let mut res = ToolResult::new(output);
+            res.unknown_tool = unknown_tool_message(&res.output);
+            res.is_error = res.unknown_tool.is_some();
             res.call_id = r.source_call_id.clone();
             if r.source_call_id.is_none() && pos < calls.len() && results.len() == calls.len() {
                 // No ids: results answer the step's calls in order.

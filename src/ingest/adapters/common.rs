@@ -123,6 +123,22 @@ pub fn looks_like_format_error(text: &str) -> bool {
     .is_match(text)
 }
 
+/// The harness's rejection of a call to a tool it does not have, when an observation says so
+/// ("Unknown tool: x", "Tool x not found", "No such tool available: x"): the first line of it.
+/// Generic formats (ATIF, chat logs) carry the rejection only as text.
+#[must_use]
+pub fn unknown_tool_message(text: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)^\s*(?:error:?\s*)?(?:unknown tool\b|no such tool\b|tool\s+['`]?[\w.:/-]+['`]?\s+(?:not found|does not exist|is not (?:registered|available|a valid tool))|invalid tool(?: name)?\b|unrecognized tool\b)",
+        )
+        .expect("static regex")
+    });
+    let first = text.trim_start().lines().next()?;
+    re.is_match(first).then(|| first.trim().chars().take(300).collect())
+}
+
 /// A number from a JSON value that may be an integer, a float or a numeric string.
 #[must_use]
 pub fn num(v: Option<&Value>) -> Option<f64> {
@@ -180,6 +196,16 @@ mod tests {
     fn timestamps_with_and_without_zone() {
         assert_eq!(seconds_between("2026-01-25T21:47:36Z", "2026-01-25T21:48:36.5Z"), Some(60.5));
         assert_eq!(seconds_between("2026-01-25T16:36:01", "2026-01-25T16:36:02"), Some(1.0));
+    }
+
+    #[test]
+    fn unknown_tool_rejections() {
+        assert!(unknown_tool_message("Unknown tool: search_files").is_some());
+        assert!(unknown_tool_message("Tool developer.shell not found").is_some());
+        assert!(unknown_tool_message("Error: tool 'grep' does not exist").is_some());
+        assert!(unknown_tool_message("No such tool available: Foo").is_some());
+        assert!(unknown_tool_message("grep: pattern not found").is_none());
+        assert!(unknown_tool_message("All tests passed").is_none());
     }
 
     #[test]
