@@ -1,6 +1,7 @@
 //! The command line: the `Command` enum and dispatch; one file per subcommand.
 
 mod classify;
+mod gen_corpus;
 mod ingest;
 mod output;
 mod registry;
@@ -30,6 +31,8 @@ pub enum Command {
     Classify(classify::ClassifyArgs),
     Rules(rules::RulesArgs),
     Registry(registry::RegistryArgs),
+    #[command(hide = true)]
+    GenCorpus(gen_corpus::GenCorpusArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -51,5 +54,6 @@ where
         Command::Classify(a) => classify::run(&a),
         Command::Rules(a) => rules::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::GenCorpus(a) => gen_corpus::run(&a),
     }
 }

@@ -1,0 +1,123 @@
+//! `coroner gen-corpus` (hidden): writes a reproducible benchmark corpus from a seed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::bench::corpus::{Format, GenOptions, generate};
+use crate::exit;
+
+/// Write a reproducible corpus of generated agent runs for benchmarks (not real transcripts).
+///
+/// Runs are built from the seed in each chosen format (mini-swe-agent v1 and v2 batch runs
+/// with SWE-bench reports, Harbor jobs with ATIF, Inspect `.eval` archives, Claude Code
+/// session JSONL with a verdict file), with every failure class in the mix. The same options
+/// give the same bytes. `corpus.toml` in DIR records what was written.
+#[derive(Debug, Args)]
+pub struct GenCorpusArgs {
+    /// Output directory (one subdirectory per format).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Trajectories per format.
+    #[arg(long, value_name = "N")]
+    pub count: Option<usize>,
+    /// Stop when the corpus reaches about this many bytes (shared equally by the formats);
+    /// accepts suffixes K, M, G (powers of 1000).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub target_bytes: Option<u64>,
+    /// Seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Comma-separated formats: mini-v1, mini-v2, harbor, inspect, claude-code (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = parse_format)]
+    pub formats: Vec<Format>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::parse(s).ok_or_else(|| format!("unknown format `{s}` (known: {})", Format::ALL.map(Format::name).join(", ")))
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1_000,
+                'M' => 1_000_000,
+                'G' => 1_000_000_000,
+                _ => return Err(format!("unknown size suffix `{c}` (use K, M or G)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("`{s}` is not a positive size"));
+    }
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss, reason = "sizes far below 2^52")]
+    Ok((n * mult as f64) as u64)
+}
+
+pub fn run(a: &GenCorpusArgs) -> u8 {
+    if a.count.is_none() && a.target_bytes.is_none() {
+        eprintln!("error: give --count N (per format) or --target-bytes SIZE");
+        return exit::USAGE;
+    }
+    let formats = if a.formats.is_empty() { Format::ALL.to_vec() } else { a.formats.clone() };
+    let opts = GenOptions { out: a.out.clone(), seed: a.seed, formats, count: a.count, target_bytes: a.target_bytes };
+    let quiet = a.quiet;
+    let mut current = "";
+    let mut progress = |r: &crate::bench::corpus::FormatReport| {
+        if quiet {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        if !current.is_empty() && current != r.format {
+            let _ = writeln!(err);
+        }
+        current = r.format;
+        let _ = write!(err, "\r{:<12} {:>7} runs {:>8.1} MB", r.format, r.trajectories, r.bytes as f64 / 1e6);
+    };
+    match generate(&opts, &mut progress) {
+        Ok(reports) => {
+            if !quiet {
+                let _ = writeln!(std::io::stderr());
+                for r in &reports {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{:<12} {:>7} trajectories {:>7} files {:>9.1} MB  {}",
+                        r.format,
+                        r.trajectories,
+                        r.files,
+                        r.bytes as f64 / 1e6,
+                        r.dir.display()
+                    );
+                }
+            }
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::IO
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_decimal_suffixes() {
+        assert_eq!(parse_bytes("2G"), Ok(2_000_000_000));
+        assert_eq!(parse_bytes("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert!(parse_bytes("3X").is_err());
+        assert!(parse_bytes("-1").is_err());
+    }
+}
