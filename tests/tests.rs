@@ -2,6 +2,8 @@
 
 mod common;
 
+/// The benchmark corpus generator: each format ingests whole and classifies as built; same seed, same bytes.
+mod bench_gen;
 /// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
 mod classify;
 
