@@ -147,23 +147,30 @@ def scenarios(arm, plan):
             arm.trial(i, task, 0.0, [st([look]), st(text="Editing the file now.", env="Previous response had parsing errors:\nERROR: Missing required fields: analysis, plan"), st([edit]), st([test_ok]), st([fin])])
         else:
             raise ValueError(kind)
-    arm.job_result()
 
 
 def main():
     for d in ("arm-a", "arm-b"):
         shutil.rmtree(os.path.join(ROOT, d), ignore_errors=True)
+    # Each arm: 34 tasks with one verdict each, plus one retried trial lost to infrastructure
+    # (excluded from pass rates, counted). The paired table is 5 both / 3 only A / 2 only B /
+    # 24 neither: case P1 of ../shared/stats/vectors_compare.csv (8/34 vs 7/34).
     # Arm A: 8 passed; 8 budget (6 wall clock, 2 context); 1 hallucinated; 1 plan; 1 resignation;
-    # 14 worked-then-wrong; 1 infrastructure.
+    # 15 worked-then-wrong.
     plan_a = (["pass"] * 8 + ["budget-time"] * 6 + ["budget-context"] * 2 + ["hallucinated", "plan", "resign"]
-              + ["wtw-unverified"] * 5 + ["wtw-regressed"] * 2 + ["wtw-false-done"] * 4 + ["wtw-edited-tests", "wtw", "wtw-writes"] + ["infra"])
+              + ["wtw-unverified"] * 5 + ["wtw-regressed"] * 2 + ["wtw-false-done"] * 4 + ["wtw-edited-tests", "wtw", "wtw", "wtw-writes"])
     # Arm B: 7 passed (one after a timeout); 2 budget; 1 hallucinated; 1 plan; 2 resignations (one
-    # silent); 20 worked-then-wrong; 1 infrastructure. Tasks 0-1 pass only in A, task 8 only in B.
-    plan_b = (["wtw-false-done", "wtw-false-done"] + ["pass"] * 5 + ["pass-timeout", "pass"] + ["budget-time"] * 2 + ["hallucinated", "plan", "resign", "silent"]
-              + ["wtw-unverified"] * 6 + ["wtw-regressed"] + ["wtw-false-done"] * 4 + ["wtw"] * 5 + ["wtw-writes", "wtw-format"] + ["infra"])
+    # silent); 21 worked-then-wrong.
+    plan_b = (["wtw-false-done"] * 3 + ["pass"] * 4 + ["pass-timeout", "pass", "pass"] + ["budget-time"] * 2 + ["hallucinated", "plan", "resign", "silent"]
+              + ["wtw-unverified"] * 6 + ["wtw-regressed"] + ["wtw-false-done"] * 4 + ["wtw"] * 5 + ["wtw-writes", "wtw-format"])
     assert len(plan_a) == 34 and len(plan_b) == 34, (len(plan_a), len(plan_b))
-    scenarios(Arm("arm-a", "mini-swe-agent", "anthropic/claude-sonnet-4", "bash", random.Random(1)), plan_a)
-    scenarios(Arm("arm-b", "terminus-2", "anthropic/claude-sonnet-4", "bash_command", random.Random(2)), plan_b)
+    for arm, plan in ((Arm("arm-a", "mini-swe-agent", "anthropic/claude-sonnet-4", "bash", random.Random(1)), plan_a),
+                      (Arm("arm-b", "terminus-2", "anthropic/claude-sonnet-4", "bash_command", random.Random(2)), plan_b)):
+        scenarios(arm, plan)
+        # The retried trial: the first attempt at the last task died before the agent started.
+        task = TASKS[-1]
+        arm.trial(99, task, None, None, exc=("RuntimeError", f"Docker compose command failed for environment {task}. Command: docker compose up -d"), minutes=0)
+        arm.job_result()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 //! The command line: the `Command` enum and dispatch; one file per subcommand.
 
 mod classify;
+mod compare;
 mod ingest;
 mod output;
 mod registry;
+mod report;
 mod rules;
 
 use std::ffi::OsString;
@@ -29,6 +31,8 @@ pub enum Command {
     Ingest(ingest::IngestArgs),
     Classify(classify::ClassifyArgs),
     Rules(rules::RulesArgs),
+    Report(report::ReportArgs),
+    Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
 }
 
@@ -50,6 +54,8 @@ where
         Command::Ingest(a) => ingest::run(&a),
         Command::Classify(a) => classify::run(&a),
         Command::Rules(a) => rules::run(&a),
+        Command::Report(a) => report::run(&a),
+        Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
     }
 }
