@@ -17,4 +17,6 @@ pub mod exit;
 pub mod ingest;
 pub mod model;
 pub mod registry;
+pub mod report;
 pub mod stats;
+pub mod study;

@@ -25,6 +25,8 @@ mod ingest_swe_agent;
 mod ingest_terminal_bench;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
+/// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.
+mod report;
 /// Generated schemas match the types.
 mod schema;
 /// The statistics library against every row of the reference vectors in ../shared/stats.

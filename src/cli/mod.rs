@@ -1,10 +1,12 @@
 //! The command line: the `Command` enum and dispatch; one file per subcommand.
 
 mod classify;
+mod compare;
 mod gen_corpus;
 mod ingest;
 mod output;
 mod registry;
+mod report;
 mod rules;
 
 use std::ffi::OsString;
@@ -30,6 +32,8 @@ pub enum Command {
     Ingest(ingest::IngestArgs),
     Classify(classify::ClassifyArgs),
     Rules(rules::RulesArgs),
+    Report(report::ReportArgs),
+    Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
     #[command(hide = true)]
     GenCorpus(gen_corpus::GenCorpusArgs),
@@ -53,6 +57,8 @@ where
         Command::Ingest(a) => ingest::run(&a),
         Command::Classify(a) => classify::run(&a),
         Command::Rules(a) => rules::run(&a),
+        Command::Report(a) => report::run(&a),
+        Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
         Command::GenCorpus(a) => gen_corpus::run(&a),
     }

@@ -12,3 +12,15 @@ pub fn print_diagnostic(d: &dyn miette::Diagnostic) {
     }
     let _ = writeln!(std::io::stderr().lock(), "{s}");
 }
+
+/// Prints to stdout; a closed pipe (`| head`) is success.
+///
+/// # Errors
+/// Any other write failure.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}

@@ -13,5 +13,9 @@ pub fn schema_of<T: JsonSchema>() -> String {
 /// Every schema coroner publishes: (file name under `schemas/`, contents).
 #[must_use]
 pub fn published() -> Vec<(&'static str, String)> {
-    vec![("trajectory.schema.json", schema_of::<super::Trajectory>()), ("verdict.schema.json", schema_of::<super::Verdict>())]
+    vec![
+        ("trajectory.schema.json", schema_of::<super::Trajectory>()),
+        ("verdict.schema.json", schema_of::<super::Verdict>()),
+        ("study.schema.json", schema_of::<crate::study::Study>()),
+    ]
 }

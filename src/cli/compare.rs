@@ -1,0 +1,50 @@
+//! `coroner compare`: two arms, a verdict sentence first, then the numbers.
+
+use clap::Args;
+
+use super::report::{ReportFormat, StudyArgs};
+use crate::exit;
+
+/// Compare two arms: pass rates with intervals, the difference with its interval, a verdict
+/// (better, worse, or no detectable difference at this n), the flipped tasks and how failure
+/// classes moved.
+///
+/// Paired (McNemar mid-p, Newcombe's interval) when the arms ran the same tasks, unpaired
+/// (Fisher, Newcombe's hybrid interval) otherwise. Two runs of the same arm give the measured
+/// noise floor.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The first arm's name (from the study, `--arm`, or metadata).
+    pub a: String,
+    /// The second arm's name.
+    pub b: String,
+    #[command(flatten)]
+    pub study: StudyArgs,
+    /// Output format (`table` prints text).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+pub fn run(a: &CompareArgs) -> u8 {
+    let (run, _, _) = match super::report::load_study(&a.study) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let find = |name: &str| run.arm(name).or_else(|| run.arms.iter().find(|x| x.name.eq_ignore_ascii_case(name)));
+    let (Some(x), Some(y)) = (find(&a.a), find(&a.b)) else {
+        let names: Vec<&str> = run.arms.iter().map(|x| x.name.as_str()).collect();
+        eprintln!("error: failed to find arms `{}` and `{}`\n  help: the arms are: {}", a.a, a.b, names.join(", "));
+        return exit::USAGE;
+    };
+    let c = crate::report::compare::compare(&x.name, &x.verdicts, &y.name, &y.verdicts);
+    let text = match a.format {
+        ReportFormat::Table => crate::report::compare::render(&c, false),
+        ReportFormat::Markdown => crate::report::compare::render(&c, true),
+        ReportFormat::Json => serde_json::to_string_pretty(&c).unwrap_or_default() + "\n",
+    };
+    if let Err(e) = super::output::print_stdout(&text) {
+        eprintln!("error: failed to write the comparison: {e}");
+        return exit::IO;
+    }
+    if run.quarantined() > 0 { exit::PARTIAL } else { exit::SUCCESS }
+}

@@ -1,0 +1,149 @@
+//! `coroner report`: the study's tables, exports and charts.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::classify::Rules;
+use crate::exit;
+use crate::report::export::ChartFormats;
+use crate::report::render::Fit;
+use crate::study::{Study, StudyRun};
+
+/// The sample study `coroner report` runs with no arguments, from a checkout.
+pub const DEFAULT_STUDY: &str = "samples/study/study.toml";
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum ReportFormat {
+    #[default]
+    Table,
+    Markdown,
+    Json,
+}
+
+/// Where arms come from, shared by `report`, `compare`, `predict` and `spotcheck`.
+#[derive(Debug, Args, Clone)]
+pub struct StudyArgs {
+    /// A study file (`study.toml`), or transcript files and run directories. With no argument,
+    /// the sample study of a checkout (`samples/study/study.toml`).
+    pub study_or_inputs: Vec<PathBuf>,
+    /// An arm from a path: `--arm "mini, think=runs/a"`. Repeatable; replaces arms taken from
+    /// metadata.
+    #[arg(long, value_name = "NAME=PATH")]
+    pub arm: Vec<String>,
+    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// A tool registry applied to every arm (study arms may name their own). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Vec<PathBuf>,
+    /// Print the tables only, not the ingest diagnostics.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Report on a study: arms, failure modes, mechanics, per task; Markdown, CSV, Parquet, JSON, charts.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub study: StudyArgs,
+    /// Write every table (CSV, Parquet, JSON), the verdicts, the Markdown and the charts here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+    /// Chart formats to write into --out: `svg`, `png`, or both (`svg,png`, the default).
+    #[arg(long, value_delimiter = ',', default_value = "svg,png")]
+    pub charts: Vec<String>,
+}
+
+/// Loads the rules and runs the study (or the inputs) the arguments name.
+pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), u8> {
+    let rules = match Rules::load(a.rules.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return Err(exit::USAGE);
+        }
+    };
+    let mut inputs = a.study_or_inputs.clone();
+    if inputs.is_empty() && a.arm.is_empty() {
+        if Path::new(DEFAULT_STUDY).exists() {
+            inputs.push(PathBuf::from(DEFAULT_STUDY));
+        } else {
+            eprintln!(
+                "error: failed to find a study: name a study file or transcripts\n  help: from a coroner checkout, `coroner report` runs {DEFAULT_STUDY}"
+            );
+            return Err(exit::USAGE);
+        }
+    }
+    let mut diagnostics = Vec::new();
+    let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
+    let result = if let Some(path) = &study_file {
+        match Study::load(path) {
+            Ok((study, arms)) => crate::study::run_study(study.title, &arms, &rules, &a.registry, &mut diagnostics),
+            Err(e) => {
+                super::print_diagnostic(&e);
+                return Err(exit::USAGE);
+            }
+        }
+    } else {
+        let mut named = Vec::new();
+        for s in &a.arm {
+            match s.rsplit_once('=') {
+                Some((n, p)) if !n.is_empty() && !p.is_empty() => named.push((n.to_string(), PathBuf::from(p))),
+                _ => {
+                    eprintln!("error: failed to read --arm `{s}`: expected NAME=PATH");
+                    return Err(exit::USAGE);
+                }
+            }
+        }
+        crate::study::run_inputs(&inputs, &named, &rules, &a.registry, &mut diagnostics)
+    };
+    let run = match result {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return Err(exit::USAGE);
+        }
+    };
+    if !a.quiet {
+        for d in &diagnostics {
+            super::print_diagnostic(d);
+        }
+    }
+    Ok((run, rules, study_file))
+}
+
+pub fn run(a: &ReportArgs) -> u8 {
+    let (run, rules, _) = match load_study(&a.study) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let report = crate::report::tables::build(&run, &rules);
+    let text = match a.format {
+        ReportFormat::Table => {
+            let fit = if std::io::stdout().is_terminal() { Fit::Terminal } else { Fit::None };
+            crate::report::render::terminal(&report, fit)
+        }
+        ReportFormat::Markdown => crate::report::render::markdown(&report),
+        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+    };
+    if let Err(e) = super::output::print_stdout(&text) {
+        eprintln!("error: failed to write the report: {e}");
+        return exit::IO;
+    }
+    if let Some(dir) = &a.out {
+        let charts = ChartFormats { svg: a.charts.iter().any(|c| c == "svg"), png: a.charts.iter().any(|c| c == "png") };
+        match crate::report::export::write_all(dir, &run, &report, charts) {
+            Ok(files) => eprintln!("coroner report: wrote {} files to {}", files.len(), dir.display()),
+            Err(e) => {
+                eprintln!("error: failed to write the report to {}: {e}", dir.display());
+                return exit::IO;
+            }
+        }
+    }
+    if run.quarantined() > 0 { exit::PARTIAL } else { exit::SUCCESS }
+}

@@ -1,0 +1,284 @@
+//! Charts with plotters, as SVG and PNG: failure modes per arm (stacked bars), pass rate per
+//! arm with interval whiskers, the per-task outcome heatmap, and step counts per arm.
+//!
+//! Labels render from a bundled font (DejaVu Sans), so charts look the same on machines
+//! without system fonts, and the same inputs give the same bytes.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use super::tables::Report;
+
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // `register_font` fails only on a malformed font; the bundled one is not.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// The colour of an outcome or class, the same in every chart.
+#[must_use]
+pub fn color(label: &str) -> RGBColor {
+    match label {
+        "passed" => RGBColor(46, 139, 87),
+        "infrastructure" => RGBColor(150, 150, 150),
+        "budget_exhausted" => RGBColor(230, 145, 56),
+        "hallucinated_tool" => RGBColor(148, 103, 189),
+        "plan_without_execution" => RGBColor(140, 86, 75),
+        "early_resignation" => RGBColor(227, 119, 194),
+        "worked_then_wrong" => RGBColor(214, 39, 40),
+        "unclassified" => RGBColor(188, 189, 34),
+        "-" => RGBColor(255, 255, 255),
+        _ => RGBColor(210, 210, 210),
+    }
+}
+
+/// The charts coroner draws: (file stem, size).
+pub const CHARTS: &[(&str, (u32, u32))] =
+    &[("pass_rate", (800, 500)), ("failure_modes", (900, 560)), ("per_task", (900, 0)), ("steps", (800, 500))];
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn text_style(size: u32) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&BLACK)
+}
+
+fn pass_rate<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let n = r.arms.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption("Pass rate per arm (pass@1, 95% interval)", text_style(22))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..100f64)?;
+    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        })
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_desc("pass@1 (%)")
+        .x_desc("arm")
+        .label_style(text_style(14))
+        .axis_desc_style(text_style(16))
+        .draw()?;
+    for (i, a) in r.arms.iter().enumerate() {
+        let x = i as f64;
+        let (lo, mid, hi) = (100.0 * a.pass_at_1.interval.lo, 100.0 * a.pass_at_1.estimate, 100.0 * a.pass_at_1.interval.hi);
+        chart.draw_series(std::iter::once(PathElement::new(vec![(x, lo), (x, hi)], BLACK.stroke_width(2))))?;
+        chart.draw_series([lo, hi].into_iter().map(|y| PathElement::new(vec![(x - 0.08, y), (x + 0.08, y)], BLACK.stroke_width(2))))?;
+        chart.draw_series(std::iter::once(Circle::new((x, mid), 7, color("passed").filled())))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("{}/{} = {mid:.1}%", a.passed, a.evaluated),
+            (x + 0.1, mid),
+            text_style(14),
+        )))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn failure_modes<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let n = r.arms.len();
+    let totals: Vec<u64> = (0..n).map(|i| r.classes.iter().map(|c| c.per_arm[i].0).sum()).collect();
+    let top = (*totals.iter().max().unwrap_or(&1)).max(1) as f64 * 1.1;
+    let (plot, legend) = root.split_horizontally(640);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption("Failure modes per arm (count of failed runs)", text_style(22))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
+    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        })
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_desc("failed runs")
+        .x_desc("arm")
+        .label_style(text_style(14))
+        .axis_desc_style(text_style(16))
+        .draw()?;
+    for i in 0..n {
+        let mut base = 0.0;
+        for c in &r.classes {
+            let v = c.per_arm[i].0 as f64;
+            if v > 0.0 {
+                let x = i as f64;
+                chart.draw_series(std::iter::once(Rectangle::new([(x - 0.3, base), (x + 0.3, base + v)], color(&c.class).filled())))?;
+                chart.draw_series(std::iter::once(Text::new(format!("{}", c.per_arm[i].0), (x + 0.32, base + v / 2.0), text_style(13))))?;
+                base += v;
+            }
+        }
+    }
+    legend.fill(&WHITE)?;
+    for (k, c) in r.classes.iter().enumerate() {
+        let y = 80 + 28 * k as i32;
+        legend.draw(&Rectangle::new([(10, y), (28, y + 18)], color(&c.class).filled()))?;
+        legend.draw(&Text::new(c.class.replace('_', " "), (36, y + 2), text_style(15)))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn per_task<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    root.draw(&Text::new("Per-task outcome (tasks × arms)", (20, 12), text_style(22)))?;
+    let left = 300;
+    let col = ((560 - 20) / r.arms.len().max(1)).min(200) as i32;
+    let row = 18;
+    for (j, a) in r.arms.iter().enumerate() {
+        root.draw(&Text::new(a.arm.clone(), (left + col * j as i32 + 4, 50), text_style(14)))?;
+    }
+    for (i, t) in r.tasks.iter().enumerate() {
+        let y = 75 + row * i as i32;
+        root.draw(&Text::new(t.task.chars().take(40).collect::<String>(), (10, y + 2), text_style(13)))?;
+        for (j, (_, _, label)) in t.per_arm.iter().enumerate() {
+            let x = left + col * j as i32;
+            root.draw(&Rectangle::new([(x, y), (x + col - 4, y + row - 3)], color(label).filled()))?;
+        }
+    }
+    let labels = [
+        "passed",
+        "infrastructure",
+        "budget_exhausted",
+        "hallucinated_tool",
+        "plan_without_execution",
+        "early_resignation",
+        "worked_then_wrong",
+        "unclassified",
+    ];
+    for (k, l) in labels.iter().enumerate() {
+        let y = 80 + 26 * k as i32;
+        let x = left + col * r.arms.len() as i32 + 20;
+        root.draw(&Rectangle::new([(x, y), (x + 16, y + 16)], color(l).filled()))?;
+        root.draw(&Text::new(l.replace('_', " "), (x + 22, y + 1), text_style(14)))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn quartiles(mut v: Vec<f64>) -> Option<[f64; 5]> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let pos = p * (v.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    };
+    Some([v[0], q(0.25), q(0.5), q(0.75), v[v.len() - 1]])
+}
+
+fn steps<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let n = r.arms.len();
+    let top = steps_by_arm.iter().flatten().copied().fold(1.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(root)
+        .caption("Steps per trajectory, per arm", text_style(22))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
+    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        })
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_desc("steps")
+        .x_desc("arm")
+        .label_style(text_style(14))
+        .axis_desc_style(text_style(16))
+        .draw()?;
+    for (i, v) in steps_by_arm.iter().enumerate() {
+        let Some([min, q1, med, q3, max]) = quartiles(v.clone()) else { continue };
+        let x = i as f64;
+        let blue = RGBColor(31, 119, 180);
+        chart.draw_series(std::iter::once(Rectangle::new([(x - 0.2, q1), (x + 0.2, q3)], blue.mix(0.35).filled())))?;
+        chart.draw_series(std::iter::once(Rectangle::new([(x - 0.2, q1), (x + 0.2, q3)], blue.stroke_width(2))))?;
+        chart.draw_series(std::iter::once(PathElement::new(vec![(x - 0.2, med), (x + 0.2, med)], BLACK.stroke_width(3))))?;
+        chart
+            .draw_series([(min, q1), (q3, max)].into_iter().map(|(a, b)| PathElement::new(vec![(x, a), (x, b)], BLACK.stroke_width(1))))?;
+        chart.draw_series(v.iter().map(|s| Circle::new((x + 0.3, *s), 2, blue.filled())))?;
+        chart.draw_series(std::iter::once(Text::new(format!("median {med:.0}"), (x + 0.22, med), text_style(13))))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn size_of(name: &str, r: &Report) -> (u32, u32) {
+    let (_, (w, h)) = CHARTS.iter().find(|(n, _)| *n == name).copied().unwrap_or(("", (800, 500)));
+    if h == 0 { (w, 120 + 18 * r.tasks.len() as u32) } else { (w, h) }
+}
+
+fn draw_on<DB: DrawingBackend>(name: &str, root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    match name {
+        "pass_rate" => pass_rate(root, r),
+        "failure_modes" => failure_modes(root, r),
+        "per_task" => per_task(root, r),
+        _ => steps(root, r, steps_by_arm),
+    }
+}
+
+/// Draws one chart as SVG text.
+///
+/// # Errors
+/// A drawing failure.
+pub fn svg(name: &str, r: &Report, steps_by_arm: &[Vec<f64>]) -> Result<String, Box<dyn std::error::Error>> {
+    register_font();
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, size_of(name, r)).into_drawing_area();
+        draw_on(name, &root, r, steps_by_arm)?;
+    }
+    Ok(s)
+}
+
+/// Draws one chart as a PNG file.
+///
+/// # Errors
+/// A drawing or encoding failure.
+pub fn png(name: &str, r: &Report, steps_by_arm: &[Vec<f64>], path: &Path) -> DrawResult {
+    register_font();
+    let root = BitMapBackend::new(path, size_of(name, r)).into_drawing_area();
+    draw_on(name, &root, r, steps_by_arm)
+}

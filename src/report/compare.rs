@@ -1,0 +1,285 @@
+//! Two arms compared: paired when they ran the same tasks, unpaired otherwise; the difference
+//! with its interval, a verdict a non-statistician can read, the tasks that flipped, and how
+//! failure classes moved.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::model::{OutcomeStatus, Verdict};
+use crate::stats::{
+    self, ClassComparison, ClassCounts, DEFAULT_CONFIDENCE, Design, Estimate, McNemarMethod, PairedDiffMethod, Proportion, TestResult,
+    UnpairedDiffMethod, UnpairedTest,
+};
+
+/// What `coroner compare` says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub paired: bool,
+    /// Tasks compared (paired: run by both, without infrastructure failures).
+    pub n: u64,
+    pub a_rate: Estimate,
+    pub b_rate: Estimate,
+    pub a_passed: u64,
+    pub b_passed: u64,
+    pub n_a: u64,
+    pub n_b: u64,
+    /// `a - b`, with its interval.
+    pub difference: Estimate,
+    pub test: TestResult,
+    pub test_name: String,
+    /// The smallest difference this design detects at 80% power.
+    pub detectable: Option<f64>,
+    pub verdict: String,
+    pub verdict_kind: String,
+    /// Noise figure of the design: 1σ of a pass rate at this n, in percentage points.
+    pub sigma_pp: f64,
+    /// Paired only: tasks only `a` passed, and only `b` passed.
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    /// Paired only: per-task moves between outcomes (`worked_then_wrong -> passed`), with tasks.
+    pub transitions: BTreeMap<String, Vec<String>>,
+    pub classes: Vec<ClassComparison>,
+    /// Tasks left out of a paired comparison because one arm failed on infrastructure.
+    pub excluded_infrastructure: Vec<String>,
+}
+
+/// The label of a task's result in one arm: `passed`, the primary class, or `unknown`.
+fn label(vs: &[&Verdict]) -> String {
+    let passed = vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count();
+    if passed * 2 > vs.len() {
+        return "passed".into();
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in vs {
+        *counts
+            .entry(v.primary.as_deref().unwrap_or(if v.outcome == OutcomeStatus::Passed { "passed" } else { "unknown" }))
+            .or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|(c, n)| (*n, std::cmp::Reverse(*c))).map(|(c, _)| c.to_string()).unwrap_or_default()
+}
+
+/// Verdicts by task; infrastructure failures are left out (they say nothing about the arm), so a
+/// task appears only if some trial of it ran.
+fn by_task(vs: &[Verdict]) -> BTreeMap<&str, Vec<&Verdict>> {
+    let mut m: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
+    for v in vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown) {
+        m.entry(v.task_id.as_str()).or_default().push(v);
+    }
+    m
+}
+
+fn is_infra(v: &Verdict) -> bool {
+    v.primary.as_deref() == Some("infrastructure")
+}
+
+/// Counts of model failures by primary class (infrastructure excluded).
+#[must_use]
+pub fn class_counts(vs: &[Verdict]) -> ClassCounts {
+    let mut classes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut failures = 0;
+    for v in vs.iter().filter(|v| v.primary.is_some() && !is_infra(v)) {
+        failures += 1;
+        *classes.entry(v.primary.clone().unwrap_or_default()).or_default() += 1;
+    }
+    ClassCounts { failures, by_class: classes }
+}
+
+/// Compares arm `a` with arm `b`.
+#[must_use]
+pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comparison {
+    let ta = by_task(a);
+    let tb = by_task(b);
+    let all_a: BTreeSet<&str> = a.iter().map(|v| v.task_id.as_str()).collect();
+    let all_b: BTreeSet<&str> = b.iter().map(|v| v.task_id.as_str()).collect();
+    let shared: BTreeSet<&str> = ta.keys().filter(|k| tb.contains_key(*k)).copied().collect();
+    let paired = !shared.is_empty() && shared.len() * 2 >= ta.len().max(tb.len());
+    // Tasks both arms were given but one arm never ran (every trial lost to infrastructure).
+    let excluded: Vec<String> = all_a.intersection(&all_b).filter(|t| !shared.contains(*t)).map(|t| (*t).to_string()).collect();
+    let class_cmp = stats::compare_classes(&class_counts(a), &class_counts(b), DEFAULT_CONFIDENCE);
+    let pass = |vs: &[&Verdict]| vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() * 2 > vs.len();
+    if paired {
+        let mut oa: BTreeMap<String, bool> = BTreeMap::new();
+        let mut ob: BTreeMap<String, bool> = BTreeMap::new();
+        let mut transitions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in &shared {
+            let (va, vb) = (&ta[t], &tb[t]);
+            oa.insert((*t).to_string(), pass(va));
+            ob.insert((*t).to_string(), pass(vb));
+            let (la, lb) = (label(va), label(vb));
+            if la != lb {
+                transitions.entry(format!("{la} -> {lb}")).or_default().push((*t).to_string());
+            }
+        }
+        let f = stats::flips(&oa, &ob);
+        let table = f.table;
+        let n = table.n();
+        let test = stats::mcnemar(table, McNemarMethod::default());
+        let diff = stats::paired_difference(table, DEFAULT_CONFIDENCE, PairedDiffMethod::default());
+        let (pa, pb) = (oa.values().filter(|x| **x).count() as u64, ob.values().filter(|x| **x).count() as u64);
+        let baseline = Proportion::new(pb, n).rate();
+        let mde = stats::min_detectable_difference(Design::paired(n, baseline)).smallest;
+        let v = stats::verdict(diff, mde, n, DEFAULT_CONFIDENCE);
+        return Comparison {
+            a: a_name.into(),
+            b: b_name.into(),
+            paired: true,
+            n,
+            a_rate: stats::rate_estimate(Proportion::new(pa, n), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+            b_rate: stats::rate_estimate(Proportion::new(pb, n), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+            a_passed: pa,
+            b_passed: pb,
+            n_a: n,
+            n_b: n,
+            difference: diff,
+            test,
+            test_name: "McNemar mid-p".into(),
+            detectable: mde,
+            verdict: v.sentence,
+            verdict_kind: format!("{:?}", v.kind),
+            sigma_pp: 100.0 * stats::noise(n, baseline).se_rate,
+            only_a: f.only_a_passed,
+            only_b: f.only_b_passed,
+            transitions,
+            classes: class_cmp,
+            excluded_infrastructure: excluded,
+        };
+    }
+    let count = |vs: &[Verdict]| {
+        let eval: Vec<&Verdict> = vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown).collect();
+        (eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64, eval.len() as u64)
+    };
+    let (ka, na) = count(a);
+    let (kb, nb) = count(b);
+    let (pa, pb) = (Proportion::new(ka, na), Proportion::new(kb, nb));
+    let test = stats::unpaired_test(pa, pb, UnpairedTest::Fisher);
+    let diff = stats::unpaired_difference(pa, pb, DEFAULT_CONFIDENCE, UnpairedDiffMethod::default());
+    let n = na.min(nb);
+    let mde = stats::min_detectable_difference(Design::unpaired(n, pb.rate())).smallest;
+    let v = stats::verdict(diff, mde, n, DEFAULT_CONFIDENCE);
+    Comparison {
+        a: a_name.into(),
+        b: b_name.into(),
+        paired: false,
+        n,
+        a_rate: stats::rate_estimate(pa, DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+        b_rate: stats::rate_estimate(pb, DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+        a_passed: ka,
+        b_passed: kb,
+        n_a: na,
+        n_b: nb,
+        difference: diff,
+        test,
+        test_name: "Fisher exact".into(),
+        detectable: mde,
+        verdict: v.sentence,
+        verdict_kind: format!("{:?}", v.kind),
+        sigma_pp: 100.0 * stats::noise(n, pb.rate()).se_rate,
+        only_a: Vec::new(),
+        only_b: Vec::new(),
+        transitions: BTreeMap::new(),
+        classes: class_cmp,
+        excluded_infrastructure: Vec::new(),
+    }
+}
+
+/// The comparison as text: the verdict sentence first, then the numbers.
+#[must_use]
+pub fn render(c: &Comparison, markdown: bool) -> String {
+    use std::fmt::Write as _;
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let pp = |x: f64| format!("{:+.1} pp", 100.0 * x);
+    let mut out = String::new();
+    let b = if markdown { "**" } else { "" };
+    let _ = writeln!(out, "{b}{} vs {}: {}{b}", c.a, c.b, c.verdict);
+    let _ = writeln!(out);
+    let li = if markdown { "- " } else { "  " };
+    let _ = writeln!(
+        out,
+        "{li}{}: {}/{} passed, {} [{}, {}]",
+        c.a,
+        c.a_passed,
+        c.n_a,
+        pct(c.a_rate.estimate),
+        pct(c.a_rate.interval.lo),
+        pct(c.a_rate.interval.hi)
+    );
+    let _ = writeln!(
+        out,
+        "{li}{}: {}/{} passed, {} [{}, {}]",
+        c.b,
+        c.b_passed,
+        c.n_b,
+        pct(c.b_rate.estimate),
+        pct(c.b_rate.interval.lo),
+        pct(c.b_rate.interval.hi)
+    );
+    let _ = writeln!(
+        out,
+        "{li}difference {} (95% CI {} to {}), {} p = {:.3}, {} design on {} tasks",
+        pp(c.difference.estimate),
+        pp(c.difference.interval.lo),
+        pp(c.difference.interval.hi),
+        c.test_name,
+        c.test.p_value,
+        if c.paired { "paired" } else { "unpaired" },
+        c.n
+    );
+    match c.detectable {
+        Some(d) => {
+            let _ = writeln!(
+                out,
+                "{li}smallest difference this design can detect (80% power, α = 0.05): ~{:.0} pp; 1σ of a pass rate here: {:.1} pp",
+                100.0 * d,
+                c.sigma_pp
+            );
+        }
+        None => {
+            let _ = writeln!(out, "{li}this design cannot reliably detect any difference; 1σ of a pass rate here: {:.1} pp", c.sigma_pp);
+        }
+    }
+    if c.paired {
+        let _ = writeln!(
+            out,
+            "{li}flipped tasks: {} passed only in {} ({}), {} only in {} ({})",
+            c.only_a.len(),
+            c.a,
+            c.only_a.join(", "),
+            c.only_b.len(),
+            c.b,
+            c.only_b.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "{li}if these are two runs of the same configuration, those {} flips are the measured noise floor",
+            c.only_a.len() + c.only_b.len()
+        );
+        if !c.excluded_infrastructure.is_empty() {
+            let _ = writeln!(out, "{li}left out (infrastructure failure in an arm): {}", c.excluded_infrastructure.join(", "));
+        }
+        if !c.transitions.is_empty() {
+            let _ = writeln!(out, "\n{b}Per-task transitions ({} → {}){b}", c.a, c.b);
+            for (t, tasks) in &c.transitions {
+                let _ = writeln!(out, "{li}{t}: {} ({})", tasks.len(), tasks.join(", "));
+            }
+        }
+    }
+    if !c.classes.is_empty() {
+        let _ = writeln!(out, "\n{b}Failure classes (share of model failures, difference {} − {}){b}", c.a, c.b);
+        for k in &c.classes {
+            let _ = writeln!(
+                out,
+                "{li}{}: {} vs {}, {} (95% CI {} to {})",
+                k.class,
+                pct(k.a.rate.estimate),
+                pct(k.b.rate.estimate),
+                pp(k.difference.estimate),
+                pp(k.difference.interval.lo),
+                pp(k.difference.interval.hi)
+            );
+        }
+    }
+    out
+}

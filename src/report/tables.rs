@@ -1,0 +1,392 @@
+//! The report's tables, computed once from a classified study: arms, failure modes, mechanics,
+//! and the per-task matrix. Renderers (terminal, Markdown) and exports (CSV, Parquet, JSON)
+//! read these rows and never recompute.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::classify::Rules;
+use crate::ingest::writer::snake;
+use crate::model::{OutcomeStatus, Verdict};
+use crate::stats::{self, DEFAULT_CONFIDENCE, Estimate, Interval, PassMetric, Proportion, TaskTrials};
+use crate::study::{ArmRun, StudyRun};
+
+/// One arm's headline numbers.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmRow {
+    pub arm: String,
+    pub tasks: u64,
+    pub trials: u64,
+    pub passed: u64,
+    pub failed: u64,
+    /// Infrastructure failures: excluded from the pass rate, counted here.
+    pub infrastructure: u64,
+    /// Trajectories without a verdict: excluded, counted.
+    pub unknown: u64,
+    /// Trajectories the pass rate is computed over.
+    pub evaluated: u64,
+    /// pass@1 (with several trials per task: the mean over tasks of each task's pass rate).
+    pub pass_at_1: Estimate,
+    /// How the interval was computed (`wilson`, or `clustered` by task with several trials).
+    pub interval_method: String,
+    pub steps_median: f64,
+    pub wall_seconds_sum: f64,
+    pub wall_seconds_per_task: f64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// One failure class across arms.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: String,
+    /// Per arm: count, and share of the arm's model failures with its Wilson interval
+    /// (`None` for infrastructure, which is not a model failure).
+    pub per_arm: Vec<(u64, Option<Estimate>)>,
+    /// Sub-rows: `(flag, counts per arm)` for worked-then-wrong.
+    pub sub: Vec<(String, Vec<u64>)>,
+}
+
+/// One mechanics measure across arms.
+#[derive(Debug, Clone, Serialize)]
+pub struct MechanicsRow {
+    pub metric: String,
+    pub per_arm: Vec<String>,
+    pub values: Vec<f64>,
+}
+
+/// One task across arms.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskRow {
+    pub task: String,
+    /// Per arm: `(trials, passed, label)`; label is `passed`, the primary class, or `-` when the
+    /// arm did not run the task.
+    pub per_arm: Vec<(u64, u64, String)>,
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub title: String,
+    pub arms: Vec<ArmRow>,
+    pub classes: Vec<ClassRow>,
+    pub mechanics: Vec<MechanicsRow>,
+    pub tasks: Vec<TaskRow>,
+    pub comparison: Option<super::compare::Comparison>,
+    pub quarantined: usize,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 0 { (v[m - 1] + v[m]) / 2.0 } else { v[m] }
+}
+
+fn is_infra(v: &Verdict) -> bool {
+    v.primary.as_deref() == Some("infrastructure")
+}
+
+fn arm_row(a: &ArmRun) -> ArmRow {
+    let vs = &a.verdicts;
+    let tasks: BTreeSet<&str> = vs.iter().map(|v| v.task_id.as_str()).collect();
+    let infra = vs.iter().filter(|v| is_infra(v)).count() as u64;
+    let unknown = vs.iter().filter(|v| v.outcome == OutcomeStatus::Unknown).count() as u64;
+    let eval: Vec<&Verdict> = vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown).collect();
+    let passed = eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
+    let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for v in &eval {
+        let e = per_task.entry(v.task_id.as_str()).or_default();
+        e.0 += 1;
+        e.1 += u64::from(v.outcome == OutcomeStatus::Passed);
+    }
+    let multi = per_task.values().any(|(n, _)| *n > 1);
+    let (pass_at_1, method) = if multi {
+        let tt: Vec<TaskTrials> = per_task.values().map(|(n, c)| TaskTrials::new(*n, *c)).collect();
+        let s = stats::pass_k_summary(&tt, 1, PassMetric::PassAtK, DEFAULT_CONFIDENCE);
+        (s.estimate, "clustered")
+    } else {
+        (stats::rate_estimate(Proportion::new(passed, eval.len() as u64), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson), "wilson")
+    };
+    let wall: f64 = vs.iter().filter_map(|v| v.mechanics.wall_seconds).sum();
+    ArmRow {
+        arm: a.name.clone(),
+        tasks: tasks.len() as u64,
+        trials: vs.len() as u64,
+        passed,
+        failed: vs.iter().filter(|v| v.primary.is_some() && !is_infra(v)).count() as u64,
+        infrastructure: infra,
+        unknown,
+        evaluated: eval.len() as u64,
+        pass_at_1,
+        interval_method: method.into(),
+        steps_median: median(vs.iter().map(|v| f64::from(v.mechanics.steps)).collect()),
+        wall_seconds_sum: wall,
+        wall_seconds_per_task: if tasks.is_empty() { 0.0 } else { wall / tasks.len() as f64 },
+        prompt_tokens: vs.iter().filter_map(|v| v.mechanics.prompt_tokens).sum(),
+        completion_tokens: vs.iter().filter_map(|v| v.mechanics.completion_tokens).sum(),
+        cost_usd: vs.iter().filter_map(|v| v.mechanics.cost_usd).sum(),
+    }
+}
+
+/// Flags shown under worked-then-wrong, in this order.
+pub const WORKED_SUBFLAGS: &[&str] = &["unverified", "regressed", "false_done", "edited_tests"];
+
+fn class_rows(run: &StudyRun, rules: &Rules) -> Vec<ClassRow> {
+    let counts: Vec<stats::ClassCounts> = run.arms.iter().map(|a| super::compare::class_counts(&a.verdicts)).collect();
+    let mut rows = Vec::new();
+    for class in &rules.taxonomy.precedence {
+        let per_arm: Vec<(u64, Option<Estimate>)> = run
+            .arms
+            .iter()
+            .zip(&counts)
+            .map(|(a, c)| {
+                let n = a.verdicts.iter().filter(|v| v.primary.as_deref() == Some(class.as_str())).count() as u64;
+                if class == "infrastructure" { (n, None) } else { (n, Some(stats::class_rate(n, c.failures, DEFAULT_CONFIDENCE).rate)) }
+            })
+            .collect();
+        let sub = if class == "worked_then_wrong" {
+            WORKED_SUBFLAGS
+                .iter()
+                .map(|f| {
+                    let per: Vec<u64> = run
+                        .arms
+                        .iter()
+                        .map(|a| {
+                            a.verdicts.iter().filter(|v| v.primary.as_deref() == Some("worked_then_wrong") && v.has_flag(f)).count() as u64
+                        })
+                        .collect();
+                    ((*f).to_string(), per)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        rows.push(ClassRow { class: class.clone(), per_arm, sub });
+    }
+    rows
+}
+
+fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
+    let mut rows = Vec::new();
+    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> (String, f64)| {
+        let (per_arm, values): (Vec<String>, Vec<f64>) = run.arms.iter().map(f).unzip();
+        rows.push(MechanicsRow { metric: metric.into(), per_arm, values });
+    };
+    let count = |a: &ArmRun, p: &dyn Fn(&Verdict) -> bool| a.verdicts.iter().filter(|v| p(v)).count();
+    push("runs ended by a budget", &|a| {
+        let mut by: BTreeMap<String, usize> = BTreeMap::new();
+        for v in a.verdicts.iter().filter(|v| v.mechanics.termination == crate::model::TerminationKind::Budget) {
+            *by.entry(v.mechanics.budget.map_or_else(|| "unspecified".into(), |b| snake(&b))).or_default() += 1;
+        }
+        let n: usize = by.values().sum();
+        let detail: Vec<String> = by.iter().map(|(b, c)| format!("{b} {c}")).collect();
+        (if n == 0 { "0".into() } else { format!("{n} ({})", detail.join(", ")) }, n as f64)
+    });
+    push("runs ended by wall-clock timeout", &|a| {
+        let n = count(a, &|v| v.mechanics.budget == Some(crate::model::Budget::WallTime));
+        (n.to_string(), n as f64)
+    });
+    push("peak writes to a single file", &|a| {
+        let best = a.verdicts.iter().max_by_key(|v| (v.mechanics.peak_writes, std::cmp::Reverse(v.task_id.clone())));
+        match best.filter(|v| v.mechanics.peak_writes > 0) {
+            Some(v) => (format!("{} ({})", v.mechanics.peak_writes, v.task_id), f64::from(v.mechanics.peak_writes)),
+            None => ("0".into(), 0.0),
+        }
+    });
+    push("looping runs", &|a| {
+        let n = count(a, &|v| v.has_flag("looping"));
+        (n.to_string(), n as f64)
+    });
+    push("unusable replies (format errors)", &|a| {
+        let n: u32 = a.verdicts.iter().map(|v| v.mechanics.format_errors).sum();
+        let r: u32 = a.verdicts.iter().map(|v| v.mechanics.format_recoveries).sum();
+        (format!("{n} ({r} recovered)"), f64::from(n))
+    });
+    push("silent give-ups", &|a| {
+        let n = count(a, &|v| v.has_flag("silent_give_up"));
+        (n.to_string(), n as f64)
+    });
+    push("registry-suspect calls", &|a| {
+        let n: usize = a.verdicts.iter().flat_map(|v| &v.evidence).filter(|e| e.rule == "registry-suspect-call").count();
+        (n.to_string(), n as f64)
+    });
+    push("command timeouts", &|a| {
+        let n: u32 = a.verdicts.iter().map(|v| v.mechanics.command_timeouts).sum();
+        (n.to_string(), f64::from(n))
+    });
+    push("runs that edited test files", &|a| {
+        let n = count(a, &|v| !v.mechanics.test_files_changed.is_empty());
+        (n.to_string(), n as f64)
+    });
+    rows
+}
+
+fn task_rows(run: &StudyRun) -> Vec<TaskRow> {
+    let all: BTreeSet<&str> = run.arms.iter().flat_map(|a| a.verdicts.iter().map(|v| v.task_id.as_str())).collect();
+    all.into_iter()
+        .map(|task| TaskRow {
+            task: task.to_string(),
+            per_arm: run
+                .arms
+                .iter()
+                .map(|a| {
+                    let vs: Vec<&Verdict> = a.verdicts.iter().filter(|v| v.task_id == task).collect();
+                    if vs.is_empty() {
+                        return (0, 0, "-".to_string());
+                    }
+                    let passed = vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
+                    let label = if passed * 2 > vs.len() as u64 {
+                        "passed".to_string()
+                    } else {
+                        let mut c: BTreeMap<&str, usize> = BTreeMap::new();
+                        for v in &vs {
+                            *c.entry(v.primary.as_deref().unwrap_or(v.outcome.as_str())).or_default() += 1;
+                        }
+                        c.into_iter().max_by_key(|(k, n)| (*n, std::cmp::Reverse(*k))).map(|(k, _)| k.to_string()).unwrap_or_default()
+                    };
+                    (vs.len() as u64, passed, label)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Builds every table of the report.
+#[must_use]
+pub fn build(run: &StudyRun, rules: &Rules) -> Report {
+    let comparison = (run.arms.len() == 2)
+        .then(|| super::compare::compare(&run.arms[0].name, &run.arms[0].verdicts, &run.arms[1].name, &run.arms[1].verdicts));
+    Report {
+        title: run.title.clone().unwrap_or_else(|| "coroner report".into()),
+        arms: run.arms.iter().map(arm_row).collect(),
+        classes: class_rows(run, rules),
+        mechanics: mechanics_rows(run),
+        tasks: task_rows(run),
+        comparison,
+        quarantined: run.quarantined(),
+    }
+}
+
+impl Report {
+    /// The arms table as a DataFrame (CSV/Parquet/JSON export).
+    ///
+    /// # Errors
+    /// When polars cannot build it.
+    pub fn arms_frame(&self) -> PolarsResult<DataFrame> {
+        let a = &self.arms;
+        DataFrame::new_infer_height(vec![
+            Column::new("arm".into(), a.iter().map(|r| r.arm.clone()).collect::<Vec<_>>()),
+            Column::new("tasks".into(), a.iter().map(|r| r.tasks).collect::<Vec<_>>()),
+            Column::new("trials".into(), a.iter().map(|r| r.trials).collect::<Vec<_>>()),
+            Column::new("evaluated".into(), a.iter().map(|r| r.evaluated).collect::<Vec<_>>()),
+            Column::new("passed".into(), a.iter().map(|r| r.passed).collect::<Vec<_>>()),
+            Column::new("failed".into(), a.iter().map(|r| r.failed).collect::<Vec<_>>()),
+            Column::new("infrastructure".into(), a.iter().map(|r| r.infrastructure).collect::<Vec<_>>()),
+            Column::new("unknown".into(), a.iter().map(|r| r.unknown).collect::<Vec<_>>()),
+            Column::new("pass_at_1".into(), a.iter().map(|r| r.pass_at_1.estimate).collect::<Vec<_>>()),
+            Column::new("ci_low".into(), a.iter().map(|r| r.pass_at_1.interval.lo).collect::<Vec<_>>()),
+            Column::new("ci_high".into(), a.iter().map(|r| r.pass_at_1.interval.hi).collect::<Vec<_>>()),
+            Column::new("interval_method".into(), a.iter().map(|r| r.interval_method.clone()).collect::<Vec<_>>()),
+            Column::new("steps_median".into(), a.iter().map(|r| r.steps_median).collect::<Vec<_>>()),
+            Column::new("wall_seconds_sum".into(), a.iter().map(|r| r.wall_seconds_sum).collect::<Vec<_>>()),
+            Column::new("wall_seconds_per_task".into(), a.iter().map(|r| r.wall_seconds_per_task).collect::<Vec<_>>()),
+            Column::new("prompt_tokens".into(), a.iter().map(|r| r.prompt_tokens).collect::<Vec<_>>()),
+            Column::new("completion_tokens".into(), a.iter().map(|r| r.completion_tokens).collect::<Vec<_>>()),
+            Column::new("cost_usd".into(), a.iter().map(|r| r.cost_usd).collect::<Vec<_>>()),
+        ])
+    }
+
+    /// Failure modes in long form: one row per arm and class.
+    ///
+    /// # Errors
+    /// When polars cannot build it.
+    pub fn failure_modes_frame(&self) -> PolarsResult<DataFrame> {
+        let (mut arm, mut class, mut count, mut share, mut lo, mut hi) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for row in &self.classes {
+            for (i, (n, est)) in row.per_arm.iter().enumerate() {
+                arm.push(self.arms[i].arm.clone());
+                class.push(row.class.clone());
+                count.push(*n);
+                share.push(est.map(|e| e.estimate));
+                lo.push(est.map(|e| e.interval.lo));
+                hi.push(est.map(|e| e.interval.hi));
+            }
+            for (flag, per) in &row.sub {
+                for (i, n) in per.iter().enumerate() {
+                    arm.push(self.arms[i].arm.clone());
+                    class.push(format!("{}:{flag}", row.class));
+                    count.push(*n);
+                    share.push(None);
+                    lo.push(None);
+                    hi.push(None);
+                }
+            }
+        }
+        DataFrame::new_infer_height(vec![
+            Column::new("arm".into(), arm),
+            Column::new("class".into(), class),
+            Column::new("count".into(), count),
+            Column::new("share_of_failures".into(), share),
+            Column::new("ci_low".into(), lo),
+            Column::new("ci_high".into(), hi),
+        ])
+    }
+
+    /// Mechanics in long form.
+    ///
+    /// # Errors
+    /// When polars cannot build it.
+    pub fn mechanics_frame(&self) -> PolarsResult<DataFrame> {
+        let (mut arm, mut metric, mut value, mut shown) = (vec![], vec![], vec![], vec![]);
+        for row in &self.mechanics {
+            for (i, (v, s)) in row.values.iter().zip(&row.per_arm).enumerate() {
+                arm.push(self.arms[i].arm.clone());
+                metric.push(row.metric.clone());
+                value.push(*v);
+                shown.push(s.clone());
+            }
+        }
+        DataFrame::new_infer_height(vec![
+            Column::new("arm".into(), arm),
+            Column::new("metric".into(), metric),
+            Column::new("value".into(), value),
+            Column::new("shown".into(), shown),
+        ])
+    }
+
+    /// The task × arm matrix in long form.
+    ///
+    /// # Errors
+    /// When polars cannot build it.
+    pub fn tasks_frame(&self) -> PolarsResult<DataFrame> {
+        let (mut task, mut arm, mut trials, mut passed, mut label) = (vec![], vec![], vec![], vec![], vec![]);
+        for row in &self.tasks {
+            for (i, (n, p, l)) in row.per_arm.iter().enumerate() {
+                task.push(row.task.clone());
+                arm.push(self.arms[i].arm.clone());
+                trials.push(*n);
+                passed.push(*p);
+                label.push(l.clone());
+            }
+        }
+        DataFrame::new_infer_height(vec![
+            Column::new("task_id".into(), task),
+            Column::new("arm".into(), arm),
+            Column::new("trials".into(), trials),
+            Column::new("passed".into(), passed),
+            Column::new("result".into(), label),
+        ])
+    }
+}
+
+/// `lo`–`hi` as percentages with one decimal.
+#[must_use]
+pub fn interval_pct(i: Interval) -> String {
+    format!("[{:.1}, {:.1}]", 100.0 * i.lo, 100.0 * i.hi)
+}

@@ -1,0 +1,205 @@
+//! Runs a study: ingests and classifies each arm's transcripts with that arm's registry,
+//! verdicts and limits, so every later table starts from one list of verdicts per arm.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::{BudgetSpec, ResolvedArm};
+use crate::classify::{Classifier, LoadedRegistry, Options, Rules};
+use crate::ingest::{IngestOptions, InputError};
+use crate::model::Verdict;
+
+/// The verdicts of one arm.
+#[derive(Debug, Clone)]
+pub struct ArmRun {
+    pub name: String,
+    pub verdicts: Vec<Verdict>,
+    pub budget: BudgetSpec,
+    pub files_seen: usize,
+    pub quarantined: usize,
+    /// The earliest timestamp among the arm's trajectories (for late-seal checks).
+    pub earliest: Option<String>,
+}
+
+/// A study after classification.
+#[derive(Debug, Clone)]
+pub struct StudyRun {
+    pub title: Option<String>,
+    pub arms: Vec<ArmRun>,
+    pub rules_digest: String,
+    /// sha256 of every registry in force, by file.
+    pub registries: BTreeMap<String, String>,
+}
+
+impl StudyRun {
+    #[must_use]
+    pub fn arm(&self, name: &str) -> Option<&ArmRun> {
+        self.arms.iter().find(|a| a.name == name)
+    }
+
+    #[must_use]
+    pub fn quarantined(&self) -> usize {
+        self.arms.iter().map(|a| a.quarantined).sum()
+    }
+}
+
+/// Problems that stop a study run (bad inputs are counted, not errors).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RunError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Ingest(#[from] crate::ingest::IngestError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Registry(#[from] InputError),
+    #[error("failed to extract a registry from {0}: {1}")]
+    #[diagnostic(code(coroner::study::registry))]
+    Extract(String, String),
+}
+
+/// Loads a registry file, or extracts one from a source directory.
+///
+/// # Errors
+/// An unreadable registry or a source tree without files.
+pub fn load_registry(path: &std::path::Path) -> Result<LoadedRegistry, RunError> {
+    let shown = crate::ingest::diag::display_path(path);
+    if path.is_dir() {
+        let queries =
+            crate::registry::QuerySet::builtin(&crate::registry::Lang::ALL).map_err(|e| RunError::Extract(shown.clone(), e.to_string()))?;
+        let opts = crate::registry::ExtractOptions { sources: vec![path.to_path_buf()], ..crate::registry::ExtractOptions::default() };
+        let ex = crate::registry::extract(&opts, &queries).map_err(|e| RunError::Extract(shown.clone(), e.to_string()))?;
+        return Ok(LoadedRegistry { file: shown, registry: ex.registry });
+    }
+    Ok(LoadedRegistry { file: shown, registry: crate::registry::load(path)? })
+}
+
+/// Classifies each arm with its own settings. `diagnostics` receives every input problem.
+///
+/// # Errors
+/// A registry that cannot be read, or an arm without readable input.
+pub fn run_study(
+    title: Option<String>,
+    arms: &[ResolvedArm],
+    rules: &Rules,
+    extra: &[PathBuf],
+    diagnostics: &mut Vec<InputError>,
+) -> Result<StudyRun, RunError> {
+    let mut out = Vec::new();
+    let mut registries = BTreeMap::new();
+    let mut common = Vec::new();
+    for r in extra {
+        let reg = load_registry(r)?;
+        registries.insert(reg.file.clone(), reg.registry.sha256.clone());
+        common.push(reg);
+    }
+    for arm in arms {
+        let mut loaded = Vec::new();
+        if let Some(r) = &arm.registry {
+            let reg = load_registry(r)?;
+            registries.insert(reg.file.clone(), reg.registry.sha256.clone());
+            loaded.push(reg);
+        }
+        loaded.extend(common.iter().cloned());
+        let c = Classifier::new(rules.clone(), loaded, Options { step_limit: arm.spec.budget.step_limit });
+        let opts = IngestOptions { inputs: arm.inputs.clone(), format: None, verdicts: arm.verdicts.iter().cloned().collect() };
+        let mut verdicts = Vec::new();
+        let mut earliest: Option<String> = None;
+        let harness = arm.spec.harness.clone();
+        let summary = crate::ingest::run_map(
+            &opts,
+            &|mut t| {
+                if let Some(h) = &harness {
+                    t.harness.clone_from(h);
+                }
+                let first = t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone()));
+                (c.classify(&t), first)
+            },
+            &mut |(mut v, first): (Verdict, Option<String>)| {
+                v.arm = Some(arm.spec.name.clone());
+                if let Some(f) = first {
+                    if earliest
+                        .as_ref()
+                        .is_none_or(|e| crate::ingest::adapters::common::parse_time(&f) < crate::ingest::adapters::common::parse_time(e))
+                    {
+                        earliest = Some(f);
+                    }
+                }
+                verdicts.push(v);
+                Ok(())
+            },
+        )?;
+        diagnostics.extend(summary.diagnostics.into_iter());
+        out.push(ArmRun {
+            name: arm.spec.name.clone(),
+            verdicts,
+            budget: arm.spec.budget.clone(),
+            files_seen: summary.files.len(),
+            quarantined: summary.quarantined_records
+                + summary.files.iter().filter(|f| matches!(f.status, crate::ingest::FileStatus::Quarantined { .. })).count(),
+            earliest,
+        });
+    }
+    Ok(StudyRun { title, arms: out, rules_digest: rules.digest.clone(), registries })
+}
+
+/// Arms for inputs without a study file: `--arm NAME=PATH` pairs, or else one arm per
+/// `harness/model` found in the transcripts.
+///
+/// # Errors
+/// As [`run_study`].
+pub fn run_inputs(
+    inputs: &[PathBuf],
+    named: &[(String, PathBuf)],
+    rules: &Rules,
+    registries: &[PathBuf],
+    diagnostics: &mut Vec<InputError>,
+) -> Result<StudyRun, RunError> {
+    if !named.is_empty() {
+        let arms: Vec<ResolvedArm> = named
+            .iter()
+            .map(|(n, p)| ResolvedArm {
+                spec: super::ArmSpec {
+                    name: n.clone(),
+                    inputs: vec![p.display().to_string()],
+                    harness: None,
+                    registry: None,
+                    verdicts: None,
+                    budget: BudgetSpec::default(),
+                },
+                inputs: vec![p.clone()],
+                registry: None,
+                verdicts: None,
+            })
+            .collect();
+        return run_study(None, &arms, rules, registries, diagnostics);
+    }
+    let mut loaded = Vec::new();
+    let mut regs = BTreeMap::new();
+    for r in registries {
+        let l = load_registry(r)?;
+        regs.insert(l.file.clone(), l.registry.sha256.clone());
+        loaded.push(l);
+    }
+    let c = Classifier::new(rules.clone(), loaded, Options::default());
+    let opts = IngestOptions { inputs: inputs.to_vec(), format: None, verdicts: Vec::new() };
+    let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
+    let summary = crate::ingest::run_map(&opts, &|t| c.classify(&t), &mut |v: Verdict| {
+        by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default().push(v);
+        Ok(())
+    })?;
+    let quarantined = summary.quarantined_records + summary.quarantined_files();
+    diagnostics.extend(summary.diagnostics);
+    let n = by_arm.len().max(1);
+    let arms = by_arm
+        .into_iter()
+        .map(|(name, verdicts)| ArmRun {
+            name,
+            verdicts,
+            budget: BudgetSpec::default(),
+            files_seen: summary.files.len() / n,
+            quarantined: quarantined / n,
+            earliest: None,
+        })
+        .collect();
+    Ok(StudyRun { title: None, arms, rules_digest: rules.digest.clone(), registries: regs })
+}

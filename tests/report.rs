@@ -1,0 +1,237 @@
+//! Study reports on the sample study: table contents checked against ../shared/stats, the
+//! Markdown snapshot, readable charts, deterministic files, and `coroner compare`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::{coroner_env, coroner_in, root, shared, tempdir};
+
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records().map(|rec| headers.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+}
+
+fn sample_report(out: &Path, threads: &str) -> std::process::Output {
+    let r = coroner_env(
+        &[
+            "report",
+            "-q",
+            "--out",
+            &out.display().to_string(),
+            "--format",
+            "markdown",
+            &root().join("samples/study/study.toml").display().to_string(),
+        ],
+        &[("RAYON_NUM_THREADS", threads)],
+    );
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    r
+}
+
+#[test]
+fn the_arms_table_matches_the_reference_intervals() {
+    let tmp = tempdir();
+    sample_report(tmp.path(), "2");
+    let arms = csv_rows(&tmp.path().join("arms.csv"));
+    assert_eq!(arms.len(), 2);
+    let a = &arms[0];
+    assert_eq!(
+        (
+            a["arm"].as_str(),
+            a["tasks"].as_str(),
+            a["trials"].as_str(),
+            a["passed"].as_str(),
+            a["evaluated"].as_str(),
+            a["infrastructure"].as_str()
+        ),
+        ("mini-swe-agent, think", "34", "35", "8", "34", "1")
+    );
+    let b = &arms[1];
+    assert_eq!((b["passed"].as_str(), b["evaluated"].as_str(), b["infrastructure"].as_str()), ("7", "34", "1"));
+    let Some(vectors) = shared("stats/vectors_ci.csv") else { return };
+    let reference = csv_rows(&vectors);
+    for row in [a, b] {
+        let k = &row["passed"];
+        let r = reference
+            .iter()
+            .find(|x| x["k"] == *k && x["n"] == "34" && x["method"] == "wilson" && x["confidence"] == "0.95" && x["sides"] == "two-sided")
+            .expect("reference row");
+        for (mine, theirs) in [("ci_low", "lower"), ("ci_high", "upper")] {
+            let (m, t): (f64, f64) = (row[mine].parse().unwrap(), r[theirs].parse().unwrap());
+            assert!((m - t).abs() < 1e-9, "{}: {mine} {m} vs reference {t}", row["arm"]);
+        }
+    }
+}
+
+#[test]
+fn the_comparison_matches_the_reference_paired_case() {
+    let tmp = tempdir();
+    sample_report(tmp.path(), "1");
+    let c: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("comparison.json")).unwrap()).unwrap();
+    assert_eq!(c["paired"], true);
+    assert_eq!(c["n"], 34);
+    assert_eq!(c["only_a"].as_array().unwrap().len(), 3);
+    assert_eq!(c["only_b"].as_array().unwrap().len(), 2);
+    assert_eq!(c["verdict"], "no detectable difference at n=34 (smallest difference this design can detect: ~22 pp)");
+    let Some(vectors) = shared("stats/vectors_compare.csv") else { return };
+    let rows = csv_rows(&vectors);
+    let p1 = |m: &str| rows.iter().find(|r| r["case"] == "P1" && r["method"] == m).unwrap().clone();
+    let midp: f64 = p1("mcnemar_midp")["p_value"].parse().unwrap();
+    assert!((c["test"]["p_value"].as_f64().unwrap() - midp).abs() < 1e-9);
+    let nc = p1("diff_ci_newcombe");
+    for (mine, theirs) in [("lo", "ci_lower"), ("hi", "ci_upper")] {
+        let t: f64 = nc[theirs].parse().unwrap();
+        assert!((c["difference"]["interval"][mine].as_f64().unwrap() - t).abs() < 1e-9, "{mine}");
+    }
+}
+
+#[test]
+fn failure_modes_and_mechanics_count_what_the_sample_holds() {
+    let tmp = tempdir();
+    sample_report(tmp.path(), "2");
+    let fm = csv_rows(&tmp.path().join("failure_modes.csv"));
+    let get = |arm: &str, class: &str| {
+        fm.iter()
+            .find(|r| r["arm"].starts_with(arm) && r["class"] == class)
+            .map(|r| (r["count"].clone(), r["share_of_failures"].clone()))
+            .unwrap()
+    };
+    assert_eq!(get("mini", "budget_exhausted").0, "8");
+    assert_eq!(get("terminus", "budget_exhausted").0, "2");
+    assert_eq!(get("mini", "worked_then_wrong").0, "15");
+    assert_eq!(get("terminus", "worked_then_wrong").0, "21");
+    // Shares are of model failures (26 and 27; infrastructure excluded).
+    let share: f64 = get("mini", "worked_then_wrong").1.parse().unwrap();
+    assert!((share - 15.0 / 26.0).abs() < 1e-12);
+    assert_eq!(get("mini", "infrastructure"), ("1".into(), String::new()));
+    assert_eq!(get("mini", "worked_then_wrong:unverified").0, "5");
+    assert_eq!(get("terminus", "worked_then_wrong:false_done").0, "7");
+    let mech = csv_rows(&tmp.path().join("mechanics.csv"));
+    let m = |arm: &str, metric: &str| mech.iter().find(|r| r["arm"].starts_with(arm) && r["metric"] == metric).unwrap()["value"].clone();
+    assert_eq!(m("mini", "runs ended by wall-clock timeout"), "6.0");
+    assert_eq!(m("mini", "looping runs"), "6.0");
+    assert_eq!(m("terminus", "silent give-ups"), "1.0");
+    assert_eq!(m("terminus", "peak writes to a single file"), "6.0");
+    let tasks = csv_rows(&tmp.path().join("per_task.csv"));
+    assert_eq!(tasks.len(), 68);
+    assert!(tasks.iter().any(|r| r["task_id"] == "fix-git" && r["arm"].starts_with("mini") && r["result"] == "passed"));
+    let verdicts = csv_rows(&tmp.path().join("verdicts.csv"));
+    assert_eq!(verdicts.len(), 70);
+}
+
+#[test]
+fn the_markdown_report_is_stable() {
+    let tmp = tempdir();
+    let r = sample_report(tmp.path(), "2");
+    let md = String::from_utf8(r.stdout).unwrap();
+    assert_eq!(md, std::fs::read_to_string(tmp.path().join("report.md")).unwrap());
+    insta::assert_snapshot!("sample_study_markdown", md);
+}
+
+#[test]
+fn charts_are_valid_and_labelled() {
+    let tmp = tempdir();
+    sample_report(tmp.path(), "2");
+    for (name, labels) in [
+        ("pass_rate", vec!["pass@1 (%)", "arm", "mini-swe-agent, think", "8/34 = 23.5%"]),
+        ("failure_modes", vec!["failed runs", "worked then wrong", "budget exhausted", "terminus-2, no think"]),
+        ("per_task", vec!["fix-git", "passed", "early resignation"]),
+        ("steps", vec!["steps", "median"]),
+    ] {
+        let svg = std::fs::read_to_string(tmp.path().join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{name}.svg");
+        for l in labels {
+            assert!(svg.contains(&format!(">{l}<")) || svg.contains(l), "{name}.svg lacks the label {l}");
+        }
+        let png = std::fs::read(tmp.path().join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png");
+        let (w, h) = (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
+        let expect = match name {
+            "per_task" => (900, 120 + 18 * 34),
+            "failure_modes" => (900, 560),
+            _ => (800, 500),
+        };
+        assert_eq!((w, h), expect, "{name}.png size");
+    }
+}
+
+#[test]
+fn report_files_are_byte_identical_across_thread_counts() {
+    let (one, two) = (tempdir(), tempdir());
+    sample_report(one.path(), "1");
+    sample_report(two.path(), "2");
+    let mut names: Vec<String> =
+        std::fs::read_dir(one.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.len() >= 26);
+    for n in names {
+        assert!(
+            std::fs::read(one.path().join(&n)).unwrap() == std::fs::read(two.path().join(&n)).unwrap(),
+            "{n} differs between 1 and 2 threads"
+        );
+    }
+}
+
+#[test]
+fn report_with_no_arguments_runs_the_sample_study_from_a_checkout() {
+    let r = coroner_in(&root(), &["report", "-q"]);
+    assert_eq!(r.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(out.contains("8/34  23.5%") && out.contains("[12.4, 40.0]"), "{out}");
+    let elsewhere = tempdir();
+    assert_eq!(coroner_in(elsewhere.path(), &["report"]).status.code(), Some(2));
+}
+
+#[test]
+fn compare_prints_the_verdict_first() {
+    let r = coroner_in(&root(), &["compare", "mini-swe-agent, think", "terminus-2, no think", "-q"]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        out.lines().next().unwrap().ends_with("no detectable difference at n=34 (smallest difference this design can detect: ~22 pp)"),
+        "{out}"
+    );
+    assert!(out.contains("budget_exhausted -> passed: 2"));
+    let bad = coroner_in(&root(), &["compare", "nope", "terminus-2, no think", "-q"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn comparisons_of_degenerate_arms_stay_finite() {
+    use coroner::model::{Mechanics, OutcomeStatus, Verdict};
+    let v = |task: &str, passed: bool| Verdict {
+        trajectory_id: task.into(),
+        task_id: task.into(),
+        arm: None,
+        trial: 0,
+        harness: "h".into(),
+        model: None,
+        outcome: if passed { OutcomeStatus::Passed } else { OutcomeStatus::Failed },
+        primary: (!passed).then(|| "worked_then_wrong".to_string()),
+        classes: Vec::new(),
+        flags: Vec::new(),
+        mechanics: Mechanics::default(),
+        registry_source: "none".into(),
+        reason: None,
+        evidence: Vec::new(),
+        source: None,
+    };
+    let all_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), true)).collect();
+    let none_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), false)).collect();
+    for (a, b) in [(&all_pass, &all_pass), (&all_pass, &none_pass), (&none_pass, &Vec::new()), (&Vec::new(), &Vec::new())] {
+        let c = coroner::report::compare::compare("a", a, "b", b);
+        for x in [
+            c.difference.estimate,
+            c.difference.interval.lo,
+            c.difference.interval.hi,
+            c.test.p_value,
+            c.a_rate.interval.lo,
+            c.b_rate.interval.hi,
+            c.sigma_pp,
+        ] {
+            assert!(x.is_finite(), "{c:?}");
+        }
+        assert!(!coroner::report::compare::render(&c, false).contains("NaN"));
+    }
+}
