@@ -236,8 +236,10 @@ def main():
         if not os.path.isdir(d):
             continue
         tally = Tally()
+        t = time.perf_counter()
         READERS[f](d, tally)
         per[f] = tally.as_dict()
+        per[f]["secs"] = time.perf_counter() - t
     secs = time.perf_counter() - t0
     out = {"secs": secs, "formats": per, "trajectories": sum(p["trajectories"] for p in per.values())}
     text = json.dumps(out, indent=2)
