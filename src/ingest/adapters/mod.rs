@@ -9,6 +9,7 @@ pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
 pub mod swe_agent;
+pub mod tau_bench;
 pub mod terminal_bench;
 
 use super::format::Adapter;
@@ -32,6 +33,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchRun,
         &terminal_bench::TerminalBenchRunMetadata,
         &terminal_bench::TerminalBenchCapture,
+        &tau_bench::TauBench,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
