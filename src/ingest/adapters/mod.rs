@@ -4,6 +4,7 @@ pub mod aider;
 pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
+pub mod gemini_cli;
 pub mod harbor;
 pub mod mini_swe_agent;
 pub mod openhands;
@@ -34,6 +35,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchRunMetadata,
         &terminal_bench::TerminalBenchCapture,
         &tau_bench::TauBench,
+        &gemini_cli::GeminiSession,
+        &gemini_cli::GeminiHeadless,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
