@@ -6,6 +6,7 @@ pub mod common;
 pub mod coroner_jsonl;
 pub mod gemini_cli;
 pub mod harbor;
+pub mod magentic_one;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
@@ -37,6 +38,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &tau_bench::TauBench,
         &gemini_cli::GeminiSession,
         &gemini_cli::GeminiHeadless,
+        &magentic_one::MagenticOne,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
