@@ -13,6 +13,7 @@ pub mod sidecar;
 pub mod swe_agent;
 pub mod tau_bench;
 pub mod terminal_bench;
+pub mod terminal_capture;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -35,6 +36,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchRun,
         &terminal_bench::TerminalBenchRunMetadata,
         &terminal_bench::TerminalBenchCapture,
+        &terminal_capture::TerminalCapture,
         &tau_bench::TauBench,
         &gemini_cli::GeminiSession,
         &gemini_cli::GeminiHeadless,
