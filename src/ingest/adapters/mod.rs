@@ -11,6 +11,7 @@ pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
 pub mod swe_agent;
+pub mod talos;
 pub mod tau_bench;
 pub mod terminal_bench;
 pub mod terminal_capture;
@@ -41,6 +42,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &gemini_cli::GeminiSession,
         &gemini_cli::GeminiHeadless,
         &magentic_one::MagenticOne,
+        &talos::TalosStore,
+        &talos::TalosSummary,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
