@@ -23,7 +23,9 @@ use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::{Probe, Scalar};
 use crate::ingest::source::Source;
-use crate::model::{Budget, CallRef, Enforcer, Reasoning, Role, SourceSpan, Step, Termination, TerminationKind, Tokens, ToolResult, Trajectory};
+use crate::model::{
+    Budget, CallRef, Enforcer, Reasoning, Role, SourceSpan, Step, Termination, TerminationKind, Tokens, ToolResult, Trajectory,
+};
 
 const SESSION: &str = "gemini-cli";
 const HEADLESS: &str = "gemini-cli-headless";
@@ -293,7 +295,10 @@ fn session_termination(msgs: &[(RawMessage, Option<SourceSpan>)]) -> Termination
         }
         "error" => {
             let kind = if is_api_error(&text) { TerminationKind::Infrastructure } else { TerminationKind::HarnessError };
-            Termination { detail: Some(text.lines().next().unwrap_or("").chars().take(300).collect()), ..Termination::of(kind).with_raw("error", source) }
+            Termination {
+                detail: Some(text.lines().next().unwrap_or("").chars().take(300).collect()),
+                ..Termination::of(kind).with_raw("error", source)
+            }
         }
         _ => Termination { detail: Some("the session ends with a user message the model did not answer".into()), ..Termination::unknown() },
     }
@@ -361,7 +366,8 @@ impl Adapter for GeminiSession {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
         let text = src.text()?;
         let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let is_stream = serde_json::from_str::<Value>(first_line).is_ok() && text.trim_end().lines().filter(|l| !l.trim().is_empty()).count() > 1;
+        let is_stream =
+            serde_json::from_str::<Value>(first_line).is_ok() && text.trim_end().lines().filter(|l| !l.trim().is_empty()).count() > 1;
         let t = if is_stream { parse_stream(&src, text, out)? } else { parse_document(&src, text)? };
         out.emit(t);
         Ok(())
@@ -402,9 +408,8 @@ fn parse_stream(src: &Source, text: &str, out: &mut Output<'_>) -> Result<Trajec
         let v: Value = match serde_json::from_str(body) {
             Ok(v) => v,
             Err(e) => {
-                out.diagnostics.push(
-                    InputError::from_json(&src.display, body.as_bytes(), "Gemini CLI session record", &e).on_line(i + 1, start),
-                );
+                out.diagnostics
+                    .push(InputError::from_json(&src.display, body.as_bytes(), "Gemini CLI session record", &e).on_line(i + 1, start));
                 continue;
             }
         };
@@ -613,7 +618,12 @@ fn headless_text(src: &Source, text: &str) -> Trajectory {
         let (Some(whole), Some(name), Some(msg)) = (c.get(0), c.get(1), c.get(2)) else { break };
         response.push_str(&rest[..whole.start()]);
         let mut call = Step::new(Role::Assistant, String::new());
-        call.tool_calls.push(crate::model::ToolCall { id: None, name: name.as_str().to_string(), arguments: Value::Null, raw_arguments: None });
+        call.tool_calls.push(crate::model::ToolCall {
+            id: None,
+            name: name.as_str().to_string(),
+            arguments: Value::Null,
+            raw_arguments: None,
+        });
         call.source_span = Some(src.span(0, offset + whole.start(), whole.len()));
         let at = to_u32(t.steps.len());
         t.steps.push(call);
@@ -644,7 +654,10 @@ fn headless_text(src: &Source, text: &str) -> Trajectory {
         t.steps.push(s);
     }
     t.termination = if max_turns {
-        Termination { detail: Some("Reached max session turns for this session".into()), ..Termination::budget(Budget::Steps, Enforcer::Harness) }
+        Termination {
+            detail: Some("Reached max session turns for this session".into()),
+            ..Termination::budget(Budget::Steps, Enforcer::Harness)
+        }
     } else if reply.is_empty() {
         Termination::unknown()
     } else {
@@ -663,7 +676,8 @@ mod tests {
 
     #[test]
     fn unknown_tool_rejections_of_both_generations() {
-        let (n, s) = unknown_tool("Tool \"search_web\" not found in registry. Tools must use the exact names that are registered.").unwrap();
+        let (n, s) =
+            unknown_tool("Tool \"search_web\" not found in registry. Tools must use the exact names that are registered.").unwrap();
         assert_eq!((n.as_str(), s.as_str()), ("search_web", "Tool \"search_web\" not found in registry."));
         assert_eq!(unknown_tool("Tool \"x\" not found. Did you mean \"y\"?").unwrap().0, "x");
         assert!(unknown_tool("File not found.").is_none());

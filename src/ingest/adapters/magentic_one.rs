@@ -124,7 +124,10 @@ impl Adapter for MagenticOne {
                 o.detail = w.ground_truth.as_ref().map(|g| format!("ground truth: {}", content_text(g)));
                 t.outcome = o;
             } else if w.ground_truth.is_some() {
-                t.outcome = Outcome { detail: w.ground_truth.as_ref().map(|g| format!("ground truth: {}", content_text(g))), ..Outcome::new(OutcomeStatus::Unknown, &src.display, "ground_truth") };
+                t.outcome = Outcome {
+                    detail: w.ground_truth.as_ref().map(|g| format!("ground truth: {}", content_text(g))),
+                    ..Outcome::new(OutcomeStatus::Unknown, &src.display, "ground_truth")
+                };
             }
             if let Some(q) = &w.question_id {
                 t.notes.push(format!("question id {q}"));
@@ -183,7 +186,10 @@ fn final_answer(msgs: &[(&RawValue, RawMsg)]) -> Option<String> {
 
 fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
     let thought_said = |needle: &str| {
-        msgs.iter().rev().take(4).any(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought")) && content_text(&m.content).contains(needle))
+        msgs.iter()
+            .rev()
+            .take(4)
+            .any(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought")) && content_text(&m.content).contains(needle))
     };
     let cond = msgs.iter().rev().find(|(_, m)| split_role(&m.role).1 == Some("termination condition"));
     if let Some((_, m)) = cond {
@@ -206,7 +212,10 @@ fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
         } else if first.ends_with("requested halt.") {
             Termination::of(TerminationKind::AgentStoppedWithoutFinish)
         } else if first.starts_with("No agent selected") && thought_said("Replan counter exceeded") {
-            Termination { detail: Some("the orchestrator's stall counter ran out of replans".into()), ..Termination::budget(Budget::LoopGuard, Enforcer::Harness) }
+            Termination {
+                detail: Some("the orchestrator's stall counter ran out of replans".into()),
+                ..Termination::budget(Budget::LoopGuard, Enforcer::Harness)
+            }
         } else if first.starts_with("No agent selected") && thought_said("Request satisfied") {
             Termination::of(TerminationKind::AgentFinished)
         } else {

@@ -124,7 +124,9 @@ fn termination_with(outcome: Option<&str>, disposition: Option<&Value>, b: Budge
         (_, "Failed", "Loop") => Termination::of(TerminationKind::AgentFinished),
         (Some("MaxIterations"), _, _) => steps(),
         (Some("BudgetExhausted"), _, _) => wall(),
-        (Some("StoppedWithoutFinish"), _, _) | (_, "Failed", "StoppedWithoutFinish") => Termination::of(TerminationKind::AgentStoppedWithoutFinish),
+        (Some("StoppedWithoutFinish"), _, _) | (_, "Failed", "StoppedWithoutFinish") => {
+            Termination::of(TerminationKind::AgentStoppedWithoutFinish)
+        }
         (_, "Failed", "FinishDiscipline") => Termination {
             detail: Some("the gates were green but the agent never called finish; the harness ended the run after its nudges".into()),
             ..Termination::of(TerminationKind::AgentStoppedWithoutFinish)
@@ -265,10 +267,11 @@ fn read_summaries(path: &Path, display: &str, out: &mut Output<'_>) -> Result<Ve
             }
         };
         let Some(run_id) = v.get("run_id").and_then(Value::as_str) else {
-            out.diagnostics.push(
-                InputError::new(InputErrorKind::Schema, display, "read a talos run summary: no run_id")
-                    .at_offset(&src.bytes, start, "this summary"),
-            );
+            out.diagnostics.push(InputError::new(InputErrorKind::Schema, display, "read a talos run summary: no run_id").at_offset(
+                &src.bytes,
+                start,
+                "this summary",
+            ));
             continue;
         };
         lines.push(SummaryLine {
@@ -416,7 +419,13 @@ fn sql_time(ts: &str) -> Option<String> {
     parse_time(&ts.replacen(' ', "T", 1)).map(|t| t.to_string())
 }
 
-fn record(run_id: &str, events: &[EventRow], snap: Option<&Value>, summary: Option<&SummaryLine>, store: &crate::model::SourceFile) -> Trajectory {
+fn record(
+    run_id: &str,
+    events: &[EventRow],
+    snap: Option<&Value>,
+    summary: Option<&SummaryLine>,
+    store: &crate::model::SourceFile,
+) -> Trajectory {
     let (task, trial) = split_run_id(run_id);
     let mut t = blank(task, HARNESS, STORE, 1, vec![store.clone()]);
     t.trial = trial;
@@ -428,7 +437,8 @@ fn record(run_id: &str, events: &[EventRow], snap: Option<&Value>, summary: Opti
     }
     let calls: Vec<&EventRow> = events.iter().filter(|e| e.kind == "ModelCall").collect();
     t.model = calls.iter().find_map(|e| e.payload.get("model").and_then(Value::as_str)).map(ToString::to_string);
-    let messages: Vec<&Value> = snap.and_then(|s| s.get("messages")).and_then(Value::as_array).map(|m| m.iter().collect()).unwrap_or_default();
+    let messages: Vec<&Value> =
+        snap.and_then(|s| s.get("messages")).and_then(Value::as_array).map(|m| m.iter().collect()).unwrap_or_default();
     let assistant_msgs = messages.iter().filter(|m| tagged(m).is_some_and(|(k, _)| k == "Assistant")).count();
     if !messages.is_empty() && assistant_msgs == calls.len() {
         steps_from_messages(&mut t, &messages, &calls);
@@ -447,7 +457,12 @@ fn record(run_id: &str, events: &[EventRow], snap: Option<&Value>, summary: Opti
         t.usage.completion_tokens = Some(calls.iter().filter_map(|e| uint(e.payload.get("completion_tokens"))).sum());
         t.usage.api_calls = Some(calls.len() as u64);
     }
-    let consumed = events.iter().rev().find(|e| e.kind == "BudgetTick").and_then(|e| e.payload.get("consumed")).or_else(|| snap?.pointer("/budgets/consumed"));
+    let consumed = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == "BudgetTick")
+        .and_then(|e| e.payload.get("consumed"))
+        .or_else(|| snap?.pointer("/budgets/consumed"));
     if let Some(c) = consumed.and_then(|c| uint(c.get("cost_micros"))).filter(|c| *c > 0) {
         #[expect(clippy::cast_precision_loss, reason = "micro-dollars of one run")]
         let usd = c as f64 / 1e6;
@@ -608,7 +623,14 @@ fn steps_from_events(t: &mut Trajectory, events: &[EventRow]) {
                 // Started and Result are written around one call, so the result answers the
                 // latest call of that name still open.
                 if let Some(at) = current {
-                    let answered: Vec<u32> = t.steps.iter().flat_map(|s| &s.tool_results).filter_map(|r| r.call).filter(|c| c.step as usize == at).map(|c| c.call).collect();
+                    let answered: Vec<u32> = t
+                        .steps
+                        .iter()
+                        .flat_map(|s| &s.tool_results)
+                        .filter_map(|r| r.call)
+                        .filter(|c| c.step as usize == at)
+                        .map(|c| c.call)
+                        .collect();
                     let k = t.steps[at].tool_calls.iter().enumerate().rposition(|(k, c)| c.name == name && !answered.contains(&to_u32(k)));
                     if let Some(k) = k {
                         r.call = Some(CallRef { step: to_u32(at), call: to_u32(k) });
@@ -696,17 +718,52 @@ mod tests {
     fn every_loop_exit_has_a_termination() {
         let failed = |mode: &str, summary: &str| json!({"Failed": {"mode": mode, "summary": summary}});
         let cases = [
-            (Some("Finished"), json!({"Done": {"summary": "ok", "verification": "NoChecksConfigured"}}), TerminationKind::AgentFinished, None),
+            (
+                Some("Finished"),
+                json!({"Done": {"summary": "ok", "verification": "NoChecksConfigured"}}),
+                TerminationKind::AgentFinished,
+                None,
+            ),
             (Some("Finished"), json!({"Blocked": {"decision_needed": "which API?"}}), TerminationKind::AgentFinished, None),
             (Some("Finished"), failed("Loop", "gave up"), TerminationKind::AgentFinished, None),
             (Some("StoppedWithoutFinish"), failed("StoppedWithoutFinish", "x"), TerminationKind::AgentStoppedWithoutFinish, None),
-            (Some("MaxIterations"), failed("BudgetExhausted", "iteration cap reached before the agent finished"), TerminationKind::Budget, Some(Budget::Steps)),
-            (None, failed("BudgetExhausted", "iteration cap reached before the agent finished"), TerminationKind::Budget, Some(Budget::Steps)),
-            (Some("BudgetExhausted"), failed("BudgetExhausted", "wall-clock budget exhausted"), TerminationKind::Budget, Some(Budget::WallTime)),
+            (
+                Some("MaxIterations"),
+                failed("BudgetExhausted", "iteration cap reached before the agent finished"),
+                TerminationKind::Budget,
+                Some(Budget::Steps),
+            ),
+            (
+                None,
+                failed("BudgetExhausted", "iteration cap reached before the agent finished"),
+                TerminationKind::Budget,
+                Some(Budget::Steps),
+            ),
+            (
+                Some("BudgetExhausted"),
+                failed("BudgetExhausted", "wall-clock budget exhausted"),
+                TerminationKind::Budget,
+                Some(Budget::WallTime),
+            ),
             (None, failed("BudgetExhausted", "wall-clock budget exhausted"), TerminationKind::Budget, Some(Budget::WallTime)),
-            (Some("BackendError"), failed("TransientInfra", "backend error: Transient { kind: RateLimited, retry_after: None }"), TerminationKind::Infrastructure, None),
-            (Some("BackendError"), failed("PersistentToolError", "backend error: ContextLengthExceeded"), TerminationKind::Budget, Some(Budget::Context)),
-            (None, failed("PersistentToolError", "backend error: Protocol { message: \"bad\", raw: None }"), TerminationKind::HarnessError, None),
+            (
+                Some("BackendError"),
+                failed("TransientInfra", "backend error: Transient { kind: RateLimited, retry_after: None }"),
+                TerminationKind::Infrastructure,
+                None,
+            ),
+            (
+                Some("BackendError"),
+                failed("PersistentToolError", "backend error: ContextLengthExceeded"),
+                TerminationKind::Budget,
+                Some(Budget::Context),
+            ),
+            (
+                None,
+                failed("PersistentToolError", "backend error: Protocol { message: \"bad\", raw: None }"),
+                TerminationKind::HarnessError,
+                None,
+            ),
             (None, failed("FinishDiscipline", "gates green"), TerminationKind::AgentStoppedWithoutFinish, None),
         ];
         for (outcome, d, kind, budget) in cases {

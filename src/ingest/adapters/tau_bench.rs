@@ -333,8 +333,9 @@ fn termination(t: &Trajectory, info: &Value) -> Termination {
             term.consumed = Some(actions as f64);
         }
         term.source = Some("traj (agent actions)".into());
-        term.detail =
-            Some("the episode never ended and the agent took the default max_num_steps actions (the results do not record the limit)".into());
+        term.detail = Some(
+            "the episode never ended and the agent took the default max_num_steps actions (the results do not record the limit)".into(),
+        );
         return term;
     }
     Termination::unknown()
@@ -416,17 +417,15 @@ mod tests {
 
     #[test]
     fn run_names_give_strategy_model_and_user() {
-        let r = RunName::from_path(Path::new(
-            "results/tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_0105153325.json",
-        ))
-        .unwrap();
+        let r = RunName::from_path(Path::new("results/tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_0105153325.json")).unwrap();
         assert_eq!((r.strategy.as_str(), r.model.as_str(), r.user_model.as_str()), ("tool-calling", "gpt-4o", "gpt-4o"));
         assert!(RunName::from_path(Path::new("retail-subset.json")).is_none());
     }
 
     #[test]
     fn react_actions_and_declared_tools_from_text() {
-        let (n, a) = react_action("Thought:\nlook it up\nAction:\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"u1\"}}").unwrap();
+        let (n, a) =
+            react_action("Thought:\nlook it up\nAction:\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"u1\"}}").unwrap();
         assert_eq!((n.as_str(), a["user_id"].as_str()), ("get_user_details", Some("u1")));
         let tools = declared_from_prompt("# Retail agent policy\n#Available tools\n[{\"type\": \"function\", \"function\": {\"name\": \"think\", \"description\": \"Think.\"}}]\n# Instruction").unwrap();
         assert_eq!(tools[0].name, "think");

@@ -378,7 +378,8 @@ fn returncode(text: &str) -> Option<i64> {
 fn limits_exceeded(text: &str) -> Termination {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"Limits: (\d+) steps, \$(\d+(?:\.\d+)?)\.?\s*Current spend: (\d+) steps, \$(\d+(?:\.\d+)?)").expect("static regex")
+        regex::Regex::new(r"Limits: (\d+) steps, \$(\d+(?:\.\d+)?)\.?\s*Current spend: (\d+) steps, \$(\d+(?:\.\d+)?)")
+            .expect("static regex")
     });
     let flat = text.replace('\n', " ");
     let Some(c) = re.captures(&flat) else {
@@ -496,7 +497,12 @@ impl Adapter for TerminalCapture {
         let name = unit.primary.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let stem = name.split('.').next().unwrap_or(&name);
         let task = if stem == "agent" || stem.is_empty() {
-            unit.primary.path.parent().and_then(Path::parent).and_then(Path::file_name).map_or_else(|| "unknown".into(), |n| n.to_string_lossy().into_owned())
+            unit.primary
+                .path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .map_or_else(|| "unknown".into(), |n| n.to_string_lossy().into_owned())
         } else {
             stem.to_string()
         };
@@ -516,7 +522,8 @@ mod tests {
     #[test]
     fn carriage_returns_overwrite_and_escapes_vanish() {
         assert_eq!(clean(b"\x1b[0;32mgreen\x1b[0m text\r\n"), "green text\n");
-        assert_eq!(clean(b"0% [Working]\r50% [Wor\r\nnext\n"), "50% [Working]\nnext\n");
+        // Overwrite, not erase: what the later text does not cover stays.
+        assert_eq!(clean(b"0% [Working]\r50% [Wor\r\nnext\n"), "50% [Woring]\nnext\n");
         assert_eq!(clean(b"spinner\r\x1b[2Kdone\n"), "done\n");
         assert_eq!(clean(b"\x1b]0;title\x07shown\x1b]8;;http://x\x1b\\link\n"), "shownlink\n");
         assert_eq!(clean(b"a\x00b\n"), "ab\n");
