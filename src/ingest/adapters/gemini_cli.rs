@@ -345,19 +345,19 @@ impl Adapter for GeminiSession {
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
-        if let Some(j) = p.jsonl.as_ref() {
-            if j.has("sessionId") && j.has("projectHash") {
-                return marker("session record stream (first line: sessionId, projectHash)");
-            }
+        if let Some(j) = p.jsonl.as_ref()
+            && j.has("sessionId")
+            && j.has("projectHash")
+        {
+            return marker("session record stream (first line: sessionId, projectHash)");
         }
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.top_is_array {
             return Err("a list, not a session".into());
         }
-        if j.has("sessionId") && (j.has("projectHash") || j.has("startTime")) {
-            if j.keys.get("messages").is_some_and(|v| *v == Scalar::Array) || j.truncated || !j.has("messages") {
-                return marker("chat session (sessionId, projectHash/startTime, messages)");
-            }
+        let messages_ok = j.keys.get("messages").is_some_and(|v| *v == Scalar::Array) || j.truncated || !j.has("messages");
+        if j.has("sessionId") && (j.has("projectHash") || j.has("startTime")) && messages_ok {
+            return marker("chat session (sessionId, projectHash/startTime, messages)");
         }
         Err("no sessionId with projectHash/startTime".into())
     }

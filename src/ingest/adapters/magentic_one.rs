@@ -240,8 +240,7 @@ fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
         let detail = last
             .lines()
             .map(str::trim)
-            .filter(|l| exc.is_match(l))
-            .last()
+            .rfind(|l| exc.is_match(l))
             .or_else(|| last.lines().map(str::trim).find(|l| l.contains("Error")))
             .map(|l| l.chars().take(300).collect());
         return Termination { detail, ..Termination::of(kind).with_raw("traceback", "last message") };

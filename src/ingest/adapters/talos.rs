@@ -80,7 +80,6 @@ pub fn termination_for(outcome: Option<&str>, disposition: Option<&Value>) -> Te
     termination_with(outcome, disposition, Budgets::default())
 }
 
-#[expect(clippy::too_many_lines, reason = "one arm per exit of the loop; splitting would hide the mapping")]
 fn termination_with(outcome: Option<&str>, disposition: Option<&Value>, b: Budgets) -> Termination {
     let (variant, body) = disposition.and_then(tagged).unwrap_or(("", &Value::Null));
     let summary = body.get("summary").and_then(Value::as_str).unwrap_or("");
@@ -235,6 +234,7 @@ struct SummaryLine {
     display: String,
 }
 
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn read_summaries(path: &Path, display: &str, out: &mut Output<'_>) -> Result<Vec<SummaryLine>, InputError> {
     let src = Source::read(path, display)?;
     let text = src.text()?;
@@ -497,10 +497,8 @@ fn record(
         });
     }
     t.outcome = outcome_for(disposition, snap.and_then(|s| s.get("last_gate_result")).filter(|g| !g.is_null()), &store.path);
-    if let Some(task) = snap.and_then(|s| s.get("task")) {
-        if let Some(title) = task.get("title").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-            t.notes.push(format!("task: {title}"));
-        }
+    if let Some(title) = snap.and_then(|s| s.pointer("/task/title")).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        t.notes.push(format!("task: {title}"));
     }
     if let Some(rf) = snap.and_then(|s| s.get("recovery_facts")).filter(|r| !r.is_null()) {
         let green = rf.get("gates_green_at_exit").and_then(Value::as_bool).unwrap_or(false);

@@ -316,10 +316,10 @@ impl Adapter for TerminalBenchTrial {
             match super::terminal_capture::read(&log.path, &log.display, file_ix) {
                 Ok((cap, file)) => {
                     t.provenance.files.push(file);
-                    if t.harness == "unknown" {
-                        if let Some(agent) = cap.agent {
-                            t.harness = agent.to_string();
-                        }
+                    if t.harness == "unknown"
+                        && let Some(agent) = cap.agent
+                    {
+                        t.harness = agent.to_string();
                     }
                     super::terminal_capture::apply(&mut t, cap);
                 }

@@ -39,7 +39,7 @@ enum Esc {
     /// Inside a string sequence (OSC, DCS, SOS, PM, APC) until BEL or ST.
     Str,
     /// ESC seen inside a string sequence (ST is `ESC \`).
-    StrEsc,
+    StrEnd,
     /// `ESC` + an intermediate byte (`ESC ( B`): one more byte ends it.
     Intermediate,
 }
@@ -93,12 +93,12 @@ pub fn clean(bytes: &[u8]) -> String {
             Esc::Str => {
                 match c {
                     '\u{7}' => state = Esc::None,
-                    '\u{1b}' => state = Esc::StrEsc,
+                    '\u{1b}' => state = Esc::StrEnd,
                     _ => {}
                 }
                 continue;
             }
-            Esc::StrEsc => {
+            Esc::StrEnd => {
                 state = if c == '\\' { Esc::None } else { Esc::Str };
                 continue;
             }
