@@ -105,7 +105,15 @@ fn bad_sessions_report_file_and_line() {
         "{\"sessionId\": \"s3\", \"projectHash\": \"p\"}\n{\"id\": \"a\", \"type\": \"user\", \"content\": \"hi\"}\n{\"id\": \"b\", \"type\": \n{\"id\": \"c\", \"type\": \"gemini\", \"content\": \"ok\"}\n",
     )
     .unwrap();
+    // A legacy session converted to the stream: its first line is the whole old record.
+    std::fs::write(
+        dir.path().join("session-legacy.jsonl"),
+        "{\"sessionId\": \"s4\", \"projectHash\": \"p\", \"messages\": [{\"id\": \"a\", \"type\": \"user\", \"content\": \"hi\"}]}\n{\"id\": \"b\", \"type\": \"gemini\", \"content\": \"hello\"}\n",
+    )
+    .unwrap();
     let (ts, s) = ingest(&[dir.path()]);
+    let legacy = ts.iter().find(|t| t.task_id == "s4").unwrap();
+    assert_eq!(legacy.steps.iter().map(|s| s.text.as_str()).collect::<Vec<_>>(), ["hi", "hello"]);
     let status = |n: &str| &s.files.iter().find(|f| f.display.ends_with(n)).unwrap().status;
     assert!(matches!(status("session-cut.json"), FileStatus::Quarantined { kind: InputErrorKind::Truncated }));
     assert!(matches!(status("session-bad.json"), FileStatus::Quarantined { kind: InputErrorKind::Schema }));

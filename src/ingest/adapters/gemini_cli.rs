@@ -442,6 +442,12 @@ fn parse_stream(src: &Source, text: &str, out: &mut Output<'_>) -> Result<Trajec
                 ),
             }
         } else if v.get("sessionId").is_some() {
+            // The first line, or a whole legacy record converted to one line with its messages.
+            for m in v.get("messages").and_then(Value::as_array).into_iter().flatten() {
+                if let (Some(id), Ok(rm)) = (m.get("id").and_then(Value::as_str), serde_json::from_value::<RawMessage>(m.clone())) {
+                    msgs.push((id.to_string(), rm, span));
+                }
+            }
             merge_meta(&mut meta, &v);
         }
     }
