@@ -75,6 +75,21 @@ fn sample_session_unknown_tool_and_an_api_error_at_the_end() {
     assert_eq!((h.usage.prompt_tokens, h.usage.completion_tokens, h.usage.api_calls), (Some(61_200), Some(1_480), Some(6)));
     assert!(h.notes.iter().any(|n| n.contains("run_shell_command x2 (1 failed)")));
 
+    // stream-json: deltas join into one reply; an unregistered name fails with tool_not_registered.
+    let st = by_task(&ts, "c2f1a7d4-3b9e-4e5a-9f1c-7d2b8a6e4f30");
+    assert_eq!(st.provenance.adapter, "gemini-cli-stream");
+    assert_eq!(st.steps[1].text, "I'll look at the parser first.");
+    assert_eq!(st.calls().map(|(_, c)| c.name.as_str()).collect::<Vec<_>>(), ["find_files", "run_shell_command"]);
+    let r = st.steps.iter().flat_map(|s| &s.tool_results).next().unwrap();
+    assert_eq!(r.unknown_tool.as_deref(), Some("Tool \"find_files\" not found in registry."));
+    assert_eq!(st.steps.iter().flat_map(|s| &s.tool_results).nth(1).unwrap().exit_code, Some(1));
+    assert!(st.unpaired_results.is_empty());
+    assert_eq!(
+        (st.termination.budget, st.termination.raw.as_deref()),
+        (Some(coroner::model::Budget::Steps), Some("FatalTurnLimitedError"))
+    );
+    assert_eq!((st.usage.prompt_tokens, st.usage.wall_seconds), (Some(15_000), Some(30.1)));
+
     // Plain text is not guessed; with --format its tool errors become rejected calls.
     assert!(s.files.iter().any(|f| f.display.ends_with("headless-run.txt") && matches!(f.status, FileStatus::Skipped { .. })));
     let (ts, _) = ingest_with(IngestOptions {

@@ -1,6 +1,6 @@
 //! Gemini CLI: the chat sessions it records (`~/.gemini/tmp/<project>/chats/session-*.json`,
 //! and the `.jsonl` form newer versions append to) and the output of headless runs
-//! (`gemini -p ... --output-format json`, or plain text).
+//! (`gemini -p ... --output-format json` or `stream-json`, or plain text).
 //!
 //! A session (`ConversationRecord` in `packages/core/src/services/chatRecordingTypes.ts`) is
 //! `{sessionId, projectHash, startTime, lastUpdated, messages}`; each message has `type`
@@ -694,5 +694,154 @@ mod tests {
         let v: Value = serde_json::json!([{"text": "a"}, {"functionResponse": {"response": {"error": "boom"}}}]);
         assert_eq!(parts_text(&v), "a\nboom");
         assert_eq!(parts_text(&serde_json::json!({"text": "x"})), "x");
+    }
+}
+
+const STREAM: &str = "gemini-cli-stream";
+
+/// `gemini -p ... --output-format stream-json`: one event per line (`JsonStreamEvent` in
+/// `packages/core/src/output/types.ts`): `init`, `message` (assistant text arrives as deltas),
+/// `tool_use`, `tool_result` (an unknown name fails with error type `tool_not_registered`),
+/// `error`, and a final `result` with the status and stats.
+pub struct GeminiStream;
+
+impl Adapter for GeminiStream {
+    fn name(&self) -> &'static str {
+        STREAM
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "Gemini CLI headless stream-json events (init, message, tool_use, tool_result, result)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = p.jsonl.as_ref() else { return Err("not JSON Lines".into()) };
+        if j.str("type") == Some("init") && j.has("session_id") && j.has("model") {
+            return marker("stream-json init event (type init, session_id, model)");
+        }
+        Err("first line is not a stream-json init event".into())
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let src = Source::read(&unit.primary.path, &unit.primary.display)?;
+        let text = src.text()?;
+        let mut t = blank(file_stem(&src.path), HARNESS, STREAM, 1, vec![src.provenance("transcript")]);
+        t.provenance.format_version = Some("gemini-cli stream-json".into());
+        // The assistant step text deltas are appended to, until a tool call or another event.
+        let mut open_reply: Option<usize> = None;
+        let mut saw_result = false;
+        let mut offset = 0usize;
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let start = offset;
+            offset += line.len();
+            let body = line.trim_end();
+            if body.trim().is_empty() {
+                continue;
+            }
+            let v: Value = match serde_json::from_str(body) {
+                Ok(v) => v,
+                Err(e) => {
+                    out.diagnostics
+                        .push(InputError::from_json(&src.display, body.as_bytes(), "Gemini CLI stream event", &e).on_line(i + 1, start));
+                    continue;
+                }
+            };
+            let span = Some(src.span(0, start, body.len()));
+            let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            match v.get("type").and_then(Value::as_str).unwrap_or("") {
+                "init" => {
+                    t.session_id = v.get("session_id").and_then(Value::as_str).map(ToString::to_string);
+                    if let Some(id) = &t.session_id {
+                        t.task_id.clone_from(id);
+                    }
+                    t.model = v.get("model").and_then(Value::as_str).map(ToString::to_string);
+                    t.started_at = v.get("timestamp").and_then(Value::as_str).map(ToString::to_string);
+                }
+                "message" if s("role") == "assistant" => match open_reply {
+                    Some(ix) => t.steps[ix].text.push_str(&s("content")),
+                    None => {
+                        let mut step = Step::new(Role::Assistant, s("content"));
+                        step.source_span = span;
+                        step.timestamp = v.get("timestamp").and_then(Value::as_str).map(ToString::to_string);
+                        open_reply = Some(t.steps.len());
+                        t.steps.push(step);
+                    }
+                },
+                "message" => {
+                    open_reply = None;
+                    let mut step = Step::new(Role::User, s("content"));
+                    step.source_span = span;
+                    t.steps.push(step);
+                }
+                "tool_use" => {
+                    let ix = match open_reply {
+                        Some(ix) => ix,
+                        None => {
+                            let mut step = Step::new(Role::Assistant, String::new());
+                            step.source_span = span;
+                            t.steps.push(step);
+                            t.steps.len() - 1
+                        }
+                    };
+                    let id = v.get("tool_id").and_then(Value::as_str).map(ToString::to_string);
+                    t.steps[ix].tool_calls.push(tool_call(id, s("tool_name"), v.get("parameters").unwrap_or(&Value::Null)));
+                    open_reply = Some(ix);
+                }
+                "tool_result" => {
+                    open_reply = None;
+                    let err_type = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
+                    let err_msg = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+                    let output = v.get("output").and_then(Value::as_str).map_or_else(|| err_msg.to_string(), ToString::to_string);
+                    let mut r = ToolResult::new(output);
+                    r.call_id = v.get("tool_id").and_then(Value::as_str).map(ToString::to_string);
+                    r.is_error = s("status") == "error";
+                    r.exit_code = shell_exit_code(&r.output);
+                    if err_type == "tool_not_registered" || unknown_tool(err_msg).is_some() {
+                        r.unknown_tool = Some(unknown_tool(err_msg).map_or_else(|| err_msg.to_string(), |(_, sentence)| sentence));
+                    }
+                    let mut step = Step::new(Role::Tool, String::new());
+                    step.source_span = span;
+                    step.tool_results.push(r);
+                    t.steps.push(step);
+                }
+                "error" => {
+                    open_reply = None;
+                    let mut step = Step::new(Role::Environment, format!("[{}] {}", s("severity"), s("message")));
+                    step.source_span = span;
+                    t.steps.push(step);
+                }
+                "result" => {
+                    open_reply = None;
+                    saw_result = true;
+                    t.ended_at = v.get("timestamp").and_then(Value::as_str).map(ToString::to_string);
+                    if let Some(st) = v.get("stats") {
+                        t.usage.prompt_tokens = uint(st.get("input_tokens"));
+                        t.usage.completion_tokens = uint(st.get("output_tokens"));
+                        t.usage.cached_tokens = uint(st.get("cached"));
+                        #[expect(clippy::cast_precision_loss, reason = "milliseconds of one run")]
+                        {
+                            t.usage.wall_seconds = uint(st.get("duration_ms")).map(|ms| ms as f64 / 1000.0);
+                        }
+                    }
+                    t.termination = if s("status") == "error" {
+                        let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                        let msg = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+                        headless_error(kind, msg, &Value::Null)
+                    } else {
+                        Termination::of(TerminationKind::AgentStoppedWithoutFinish).with_raw(s("status"), "result.status")
+                    };
+                }
+                _ => {}
+            }
+        }
+        if !saw_result {
+            t.notes.push("the stream has no result event: the run was cut off".into());
+        }
+        out.emit(t);
+        Ok(())
     }
 }

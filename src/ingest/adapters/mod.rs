@@ -41,6 +41,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &tau_bench::TauBench,
         &gemini_cli::GeminiSession,
         &gemini_cli::GeminiHeadless,
+        &gemini_cli::GeminiStream,
         &magentic_one::MagenticOne,
         &talos::TalosStore,
         &talos::TalosSummary,
