@@ -676,27 +676,6 @@ fn call_span(t: &Trajectory, at: u32) -> Option<SourceSpan> {
     t.steps.get(at as usize).and_then(|s| s.source_span)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_tool_rejections_of_both_generations() {
-        let (n, s) =
-            unknown_tool("Tool \"search_web\" not found in registry. Tools must use the exact names that are registered.").unwrap();
-        assert_eq!((n.as_str(), s.as_str()), ("search_web", "Tool \"search_web\" not found in registry."));
-        assert_eq!(unknown_tool("Tool \"x\" not found. Did you mean \"y\"?").unwrap().0, "x");
-        assert!(unknown_tool("File not found.").is_none());
-    }
-
-    #[test]
-    fn part_lists_read_as_text() {
-        let v: Value = serde_json::json!([{"text": "a"}, {"functionResponse": {"response": {"error": "boom"}}}]);
-        assert_eq!(parts_text(&v), "a\nboom");
-        assert_eq!(parts_text(&serde_json::json!({"text": "x"})), "x");
-    }
-}
-
 const STREAM: &str = "gemini-cli-stream";
 
 /// `gemini -p ... --output-format stream-json`: one event per line (`JsonStreamEvent` in
@@ -843,5 +822,26 @@ impl Adapter for GeminiStream {
         }
         out.emit(t);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tool_rejections_of_both_generations() {
+        let (n, s) =
+            unknown_tool("Tool \"search_web\" not found in registry. Tools must use the exact names that are registered.").unwrap();
+        assert_eq!((n.as_str(), s.as_str()), ("search_web", "Tool \"search_web\" not found in registry."));
+        assert_eq!(unknown_tool("Tool \"x\" not found. Did you mean \"y\"?").unwrap().0, "x");
+        assert!(unknown_tool("File not found.").is_none());
+    }
+
+    #[test]
+    fn part_lists_read_as_text() {
+        let v: Value = serde_json::json!([{"text": "a"}, {"functionResponse": {"response": {"error": "boom"}}}]);
+        assert_eq!(parts_text(&v), "a\nboom");
+        assert_eq!(parts_text(&serde_json::json!({"text": "x"})), "x");
     }
 }
