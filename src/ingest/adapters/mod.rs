@@ -4,12 +4,17 @@ pub mod aider;
 pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
+pub mod gemini_cli;
 pub mod harbor;
+pub mod magentic_one;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
 pub mod swe_agent;
+pub mod talos;
+pub mod tau_bench;
 pub mod terminal_bench;
+pub mod terminal_capture;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -32,6 +37,14 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchRun,
         &terminal_bench::TerminalBenchRunMetadata,
         &terminal_bench::TerminalBenchCapture,
+        &terminal_capture::TerminalCapture,
+        &tau_bench::TauBench,
+        &gemini_cli::GeminiSession,
+        &gemini_cli::GeminiHeadless,
+        &gemini_cli::GeminiStream,
+        &magentic_one::MagenticOne,
+        &talos::TalosStore,
+        &talos::TalosSummary,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
