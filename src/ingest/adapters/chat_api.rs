@@ -108,6 +108,8 @@ struct Exchange {
     uri: Option<String>,
     /// The body could not be read (binary, compressed); said in the notes.
     unreadable: Option<String>,
+    /// The provider whose batch format the entry has.
+    batch: Option<Provider>,
 }
 
 impl Exchange {
@@ -120,6 +122,9 @@ impl Exchange {
     }
 
     fn provider(&self) -> Option<Provider> {
+        if self.batch.is_some() {
+            return self.batch;
+        }
         if let Some(r) = &self.response {
             if r.get("choices").is_some() || r.get("object").and_then(Value::as_str).is_some_and(|o| o.starts_with("chat.completion")) {
                 return Some(Provider::OpenAi);
@@ -368,6 +373,7 @@ fn exchange_from(v: &Value) -> Result<Exchange, String> {
     }
     // Anthropic batch results.
     if let Some(r) = v.get("result").filter(|r| r.is_object()) {
+        ex.batch = Some(Provider::Anthropic);
         match r.get("type").and_then(Value::as_str) {
             Some("succeeded") => ex.response = r.get("message").cloned(),
             Some(other) => ex.error = Some(r.get("error").map_or_else(|| other.to_string(), error_message)),
@@ -694,6 +700,7 @@ fn http_error(status: Option<u64>, message: &str) -> Termination {
         || lower.contains("rate_limit")
         || lower.contains("insufficient_quota")
         || lower.contains("timeout")
+        || matches!(lower.as_str(), "expired" | "canceled" | "cancelled")
     {
         Termination::of(TerminationKind::Infrastructure)
     } else {
@@ -727,10 +734,11 @@ fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Source) -
         let req = conv[li].request.as_ref().unwrap_or(&Value::Null);
         let h = provider.history(req);
         t.steps = h.steps;
-        // Each message's span is the exchange that first carried it.
+        // Each message's steps take the span of the exchange that first carried the message.
         for (j, &si) in h.msg_step.iter().enumerate() {
             let first = conv.iter().find(|e| e.req_len() > j).and_then(|e| e.span);
-            if let Some(step) = t.steps.get_mut(si) {
+            let end = h.msg_step.get(j + 1).copied().unwrap_or(t.steps.len());
+            for step in t.steps.iter_mut().take(end.max(si + 1)).skip(si) {
                 if step.source_span.is_none() {
                     step.source_span = first;
                 }
@@ -903,11 +911,13 @@ fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
                 .with_help("the file holds no exchanges")
         });
     }
+    // Entries that say nothing of their provider (a failed batch item) take the file's.
+    let file_provider = exchanges.iter().find_map(Exchange::provider);
     let convs = conversations(exchanges);
     let base = stem(&unit.primary.path);
     let n = convs.len();
     for (k, conv) in convs.into_iter().enumerate() {
-        let provider = conv.iter().find_map(Exchange::provider).unwrap_or(Provider::OpenAi);
+        let provider = conv.iter().find_map(Exchange::provider).or(file_provider).unwrap_or(Provider::OpenAi);
         let key = conv.iter().find_map(|e| e.key.clone());
         let task = match (&key, n) {
             (Some(key), _) => key.clone(),

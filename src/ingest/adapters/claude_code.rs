@@ -402,7 +402,8 @@ impl Builder {
         if let (Some(id), Some(stop)) = (&msg.id, &msg.stop_reason) {
             self.stop_reasons.insert(id.clone(), stop.clone());
         }
-        if let (Some(id), Some(t)) = (&msg.id, msg.usage.as_ref().and_then(chat_anthropic::tokens)) {
+        // A synthetic message (an API error Claude Code wrote itself) made no model call.
+        if let (Some(id), Some(t), false) = (&msg.id, msg.usage.as_ref().and_then(chat_anthropic::tokens), synthetic) {
             let cur = self.usage.entry(id.clone()).or_default();
             for (mine, new) in [(&mut cur.prompt, t.prompt), (&mut cur.completion, t.completion), (&mut cur.cached, t.cached)] {
                 if let Some(n) = new {
@@ -533,7 +534,10 @@ fn api_error_termination(text: &str) -> Termination {
     } else {
         Termination::of(TerminationKind::Infrastructure)
     };
-    t.raw = Some(first_line(text).chars().take(200).collect());
+    // `API Error: 400 {"type":"error",...}`: the status is the raw value, the body the detail.
+    let head = first_line(text);
+    let head = head.split_once(" {").map_or(head.as_str(), |(h, _)| h).trim();
+    t.raw = Some(head.chars().take(200).collect());
     t.source = Some("API error message".into());
     t.detail = Some(text.chars().take(300).collect());
     t

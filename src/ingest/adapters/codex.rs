@@ -206,16 +206,17 @@ impl Builder {
                 uint(u.get("reasoning_output_tokens")).unwrap_or(0),
             ]
         };
+        let mut last = info.get("last_token_usage").filter(|t| t.is_object()).map(arr);
         if let Some(total) = info.get("total_token_usage").filter(|t| t.is_object()) {
             self.totals.observe(arr(total));
         } else if info.get("input_tokens").is_some() {
             // Before `info`, the event held one call's usage.
             self.totals.add(arr(info));
+            last = Some(arr(info));
         }
         if let Some(w) = uint(info.get("model_context_window")) {
             self.context_window = Some(w);
         }
-        let last = info.get("last_token_usage").filter(|t| t.is_object()).map(arr);
         if let Some([input, cached, output, reasoning]) = last {
             let t = Tokens {
                 prompt: Some(input),
@@ -223,8 +224,10 @@ impl Builder {
                 reasoning: (reasoning > 0).then_some(reasoning),
                 cached: (cached > 0).then_some(cached),
             };
-            // Newer rollouts count after the response's items, older ones before.
-            match self.open.filter(|&i| self.steps[i].tokens.is_none()) {
+            // Newer rollouts and the old exec stream count after the response's items (its
+            // step has no count yet), 0.3x–0.40 rollouts before them (the count is for the next).
+            let latest = self.steps.iter().rposition(|s| s.role == Role::Assistant);
+            match latest.filter(|&i| self.steps[i].tokens.is_none()) {
                 Some(i) => self.steps[i].tokens = Some(t),
                 None => self.pending_tokens = Some(t),
             }
@@ -483,7 +486,7 @@ impl Builder {
             t.usage.reasoning_tokens = (reasoning > 0).then_some(reasoning);
         }
         if let (Some(a), Some(z)) = (&b.first_ts, &b.last_ts) {
-            t.usage.wall_seconds = seconds_between(a, z);
+            t.usage.wall_seconds = seconds_between(a, z).filter(|_| a != z);
             t.started_at = Some(a.clone());
             t.ended_at = Some(z.clone());
         }
