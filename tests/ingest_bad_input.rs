@@ -74,7 +74,9 @@ fn good_files_ingest_and_every_bad_one_is_quarantined_with_file_and_line() {
     // The rendered diagnostics of the committed fixtures are stable.
     // The list of formats tried grows with every adapter, and the help after it wraps wherever
     // the list ends; the snapshot keeps the list's place and the help on one line.
-    let tried = regex::Regex::new(r"(?s)formats tried: .*?Name\s+one\s+with\s+--format,\s+or\s+convert\s+the\s+file\s+to\s+coroner\s+JSONL").unwrap();
+    let tried =
+        regex::Regex::new(r"(?s)formats tried: .*?Name\s+one\s+with\s+--format,\s+or\s+convert\s+the\s+file\s+to\s+coroner\s+JSONL")
+            .unwrap();
     let stable: Vec<String> = blocks
         .iter()
         .filter(|b| !b.contains("giant-line"))

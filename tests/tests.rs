@@ -6,6 +6,8 @@ mod common;
 mod ingest_aider;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
 mod ingest_bad_input;
+/// Claude Code session transcripts, stream-json output and tool list captures, on the real corpus and samples.
+mod ingest_claude_code;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
