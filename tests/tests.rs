@@ -8,6 +8,8 @@ mod ingest_aider;
 mod ingest_bad_input;
 /// Claude Code session transcripts, stream-json output and tool list captures, on the real corpus and samples.
 mod ingest_claude_code;
+/// Codex CLI rollouts and `codex exec --json` streams of every era, on the real corpus and samples.
+mod ingest_codex;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
