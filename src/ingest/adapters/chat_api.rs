@@ -157,10 +157,8 @@ impl Exchange {
 /// A request or response part of a log entry: its body and status.
 fn body_of(part: &Value, ex: &mut Exchange, is_response: bool) {
     let status = num(part.pointer("/status/code")).or_else(|| num(part.get("status_code"))).or_else(|| num(part.get("status")));
-    if is_response {
-        if let Some(s) = status {
-            ex.status = Some(s as u64);
-        }
+    if is_response && let Some(s) = status {
+        ex.status = Some(s as u64);
     }
     let body = if let Some(b) = part.get("parsed_body").filter(|b| !b.is_null()) {
         Some(b.clone())
@@ -382,12 +380,10 @@ fn exchange_from(v: &Value) -> Result<Exchange, String> {
         any = true;
     }
     // Batch input lines: `{custom_id, method, url, body}` (OpenAI) or `{custom_id, params}`.
-    if !any {
-        if let Some(b) = v.get("body").or_else(|| v.get("params")).filter(|b| b.get("messages").is_some()) {
-            ex.request = Some(b.clone());
-            ex.uri = v.get("url").and_then(Value::as_str).map(ToString::to_string);
-            any = true;
-        }
+    if !any && let Some(b) = v.get("body").or_else(|| v.get("params")).filter(|b| b.get("messages").is_some()) {
+        ex.request = Some(b.clone());
+        ex.uri = v.get("url").and_then(Value::as_str).map(ToString::to_string);
+        any = true;
     }
     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
         ex.error = Some(error_message(&serde_json::json!({"error": e})));
@@ -439,6 +435,7 @@ fn yaml_item_ranges(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn cassette(src: &Source, doc: &Value, item_spans: &[(usize, usize)]) -> Result<Vec<Exchange>, InputError> {
     let items = doc.get("interactions").and_then(Value::as_array).ok_or_else(|| {
         InputError::new(InputErrorKind::Schema, &src.display, "read the cassette: no `interactions` list")
@@ -460,6 +457,7 @@ fn cassette(src: &Source, doc: &Value, item_spans: &[(usize, usize)]) -> Result<
 }
 
 /// Reads every exchange of a file; bad JSON Lines records go to `diags`.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<Exchange>, InputError> {
     let ext = src.path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     if matches!(ext.as_str(), "yaml" | "yml") {
@@ -897,6 +895,7 @@ fn stem(path: &std::path::Path) -> String {
 }
 
 /// Parses a chat log into one record per conversation.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
     let src = Source::read(&unit.primary.path, &unit.primary.display)?;
     let mut diags = Vec::new();

@@ -15,10 +15,10 @@ use crate::model::{Reasoning, Role, Step, Tokens, ToolResult};
 #[must_use]
 pub fn assistant_step(m: &Value) -> Step {
     let mut text = parts_text(m.get("content").unwrap_or(&Value::Null));
-    if let Some(refusal) = m.get("refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-        if text.is_empty() {
-            text = refusal.to_string();
-        }
+    if let Some(refusal) = m.get("refusal").and_then(Value::as_str).filter(|r| !r.is_empty())
+        && text.is_empty()
+    {
+        text = refusal.to_string();
     }
     let mut step = Step::new(Role::Assistant, text);
     let reasoning = ["reasoning_content", "reasoning"].iter().find_map(|k| m.get(*k).and_then(Value::as_str).filter(|r| !r.is_empty()));

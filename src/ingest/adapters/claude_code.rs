@@ -180,6 +180,7 @@ impl Entry {
 }
 
 /// Reads the lines of a transcript or stream (JSON Lines, or a JSON array of events).
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn read_entries(src: &Source, file_ix: u32, diags: &mut Vec<InputError>, what: &str) -> Result<Vec<Entry>, InputError> {
     let mut out = Vec::new();
     let first = src.bytes.iter().find(|b| !b.is_ascii_whitespace() && **b != 0xEF && **b != 0xBB && **b != 0xBF).copied();
@@ -584,10 +585,10 @@ const GENERIC_STEMS: &[&str] =
 fn task_from_path(p: &Path) -> String {
     let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = name.split_once('.').map_or(name.as_str(), |(s, _)| s).to_string();
-    if GENERIC_STEMS.contains(&stem.to_ascii_lowercase().as_str()) {
-        if let Some(dir) = p.parent().and_then(Path::file_name) {
-            return dir.to_string_lossy().into_owned();
-        }
+    if GENERIC_STEMS.contains(&stem.to_ascii_lowercase().as_str())
+        && let Some(dir) = p.parent().and_then(Path::file_name)
+    {
+        return dir.to_string_lossy().into_owned();
     }
     stem
 }
@@ -749,9 +750,11 @@ impl Adapter for ClaudeCodeSession {
         for c in unit.companions.iter().filter(|c| c.path.to_string_lossy().ends_with(".meta.json")) {
             let name = c.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let id = name.trim_start_matches("agent-").trim_end_matches(".meta.json").to_string();
-            match Source::read(&c.path, &c.display)
-                .and_then(|m| Ok((m.json::<Value>("sub-agent metadata")?, m.provenance("subagent_meta"))))
-            {
+            let read = match Source::read(&c.path, &c.display) {
+                Ok(m) => m.json::<Value>("sub-agent metadata").map(|v| (v, m.provenance("subagent_meta"))),
+                Err(e) => Err(e),
+            };
+            match read {
                 Ok((v, file)) => {
                     t.provenance.files.push(file);
                     metas.insert(id, v);
@@ -978,6 +981,7 @@ fn result_termination(r: &RawLine, b: &Builder) -> Termination {
 ///
 /// # Errors
 /// When the file cannot be read, is not JSON, or holds no tool list.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 pub fn tools_capture(path: &Path, display: &str) -> Result<Vec<DeclaredTool>, InputError> {
     let src = Source::read(path, display)?;
     let v: Value = src.json("tool list capture")?;

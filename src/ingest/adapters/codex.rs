@@ -401,7 +401,7 @@ impl Builder {
                 }
             }
             "context_compacted" => self.notes.push("the context was compacted".into()),
-            "entered_review_mode" | "exited_review_mode" => self.notes.push(format!("{kind}")),
+            "entered_review_mode" | "exited_review_mode" => self.notes.push(kind.to_string()),
             other => *self.ignored.entry(format!("event/{other}")).or_default() += 1,
         }
     }
@@ -615,15 +615,15 @@ fn error_termination(msg: &str) -> Termination {
 fn task_id(p: &Path, session: Option<&str>) -> String {
     let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = name.strip_suffix(".jsonl").or_else(|| name.strip_suffix(".json")).unwrap_or(&name).to_string();
-    if stem.starts_with("rollout-") {
-        if let Some(s) = session {
-            return s.to_string();
-        }
+    if stem.starts_with("rollout-")
+        && let Some(s) = session
+    {
+        return s.to_string();
     }
-    if matches!(stem.to_ascii_lowercase().as_str(), "rollout" | "session" | "transcript" | "events" | "output" | "stream" | "log") {
-        if let Some(d) = p.parent().and_then(Path::file_name) {
-            return d.to_string_lossy().into_owned();
-        }
+    if matches!(stem.to_ascii_lowercase().as_str(), "rollout" | "session" | "transcript" | "events" | "output" | "stream" | "log")
+        && let Some(d) = p.parent().and_then(Path::file_name)
+    {
+        return d.to_string_lossy().into_owned();
     }
     stem
 }
