@@ -323,3 +323,18 @@ fn bad_transcripts_are_reported_with_file_and_line() {
     assert!(matches!(bad.status, FileStatus::Quarantined { .. }), "{:?}", bad.status);
     assert_eq!(diag("allbad").len(), 3, "two bad lines and the file");
 }
+
+#[test]
+fn a_verdict_file_joins_by_session_id_or_task_id() {
+    use coroner::ingest::IngestOptions;
+    use coroner::model::OutcomeStatus;
+    let Some(dir) = corpus("claude-code-session-jsonl") else { return };
+    let tmp = tempdir();
+    let verdicts = tmp.path().join("verdicts.csv");
+    // One row keyed by a session id, one by a task id (the directory of a `transcript.jsonl`).
+    std::fs::write(&verdicts, "task_id,outcome\nde3b8b19-5bc0-4a2a-934a-1b6806567e25,passed\ncoverage-test-fix,failed\n").unwrap();
+    let (ts, _) = crate::common::ingest_with(IngestOptions { inputs: vec![dir], verdicts: vec![verdicts], ..IngestOptions::default() });
+    assert_eq!(by_task(&ts, "hello-world-script").outcome.status, OutcomeStatus::Passed);
+    assert_eq!(by_task(&ts, "coverage-test-fix").outcome.status, OutcomeStatus::Failed);
+    assert_eq!(by_task(&ts, "stop-hook-reflection-first-stop").outcome.status, OutcomeStatus::Unknown);
+}

@@ -110,11 +110,23 @@ struct Exchange {
     unreadable: Option<String>,
     /// The provider whose batch format the entry has.
     batch: Option<Provider>,
+    /// The request's message count, once its history was dropped.
+    messages: Option<usize>,
 }
 
 impl Exchange {
     fn req_len(&self) -> usize {
-        self.request.as_ref().and_then(|r| r.get("messages")).and_then(Value::as_array).map_or(0, Vec::len)
+        self.messages.unwrap_or_else(|| self.request.as_ref().and_then(|r| r.get("messages")).and_then(Value::as_array).map_or(0, Vec::len))
+    }
+
+    /// Drops the history of a request the next one repeats, keeping its length and opening
+    /// message: a long log holds each conversation's history once, not once per call.
+    fn forget_history(&mut self) {
+        let n = self.req_len();
+        if let Some(msgs) = self.request.as_mut().and_then(|r| r.get_mut("messages")).and_then(Value::as_array_mut) {
+            msgs.truncate(1);
+            self.messages = Some(n);
+        }
     }
 
     fn ok(&self) -> bool {
@@ -501,7 +513,7 @@ fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<Excha
         }
         return Ok(out);
     }
-    let mut out = Vec::new();
+    let mut out: Vec<Exchange> = Vec::new();
     for line in lines::split(src, diags) {
         let v: Value = match lines::parse(src, &line, "chat log line") {
             Ok(v) => v,
@@ -513,6 +525,9 @@ fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<Excha
         match exchange_from(&v) {
             Ok(mut ex) => {
                 ex.span = Some(line.span(0));
+                if let Some(prev) = out.last_mut().filter(|p| p.key == ex.key && continues(p, &ex)) {
+                    prev.forget_history();
+                }
                 out.push(ex);
             }
             Err(problem) => diags.push(lines::schema_error(src, &line, "a chat log line", &problem)),
@@ -546,7 +561,7 @@ fn continues(prev: &Exchange, next: &Exchange) -> bool {
     match (pm, nm) {
         (Some(pm), Some(nm)) => {
             !pm.is_empty()
-                && nm.len() >= pm.len()
+                && next.req_len() >= prev.req_len()
                 && same_message(&pm[0], &nm[0])
                 && p.get("system").map(chat_system) == n.get("system").map(chat_system)
         }

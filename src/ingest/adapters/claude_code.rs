@@ -147,8 +147,10 @@ impl Entry {
         self.raw.kind.as_deref().unwrap_or_default()
     }
 
+    /// A line of the tree: anything with a `uuid` (messages, and the progress and attachment
+    /// lines newer versions thread into the chain); only messages become steps.
     fn is_node(&self) -> bool {
-        self.raw.uuid.is_some() && matches!(self.kind(), "user" | "assistant" | "system" | "attachment")
+        self.raw.uuid.is_some()
     }
 
     fn sidechain(&self) -> bool {
@@ -257,19 +259,13 @@ fn main_line(entries: &[Entry]) -> (Vec<usize>, Vec<String>) {
             missing.len()
         ));
     }
-    // Name each left-out branch by its first line.
+    // Name each left-out branch by its first line (parents come before children).
     let left: HashSet<usize> = left_out.iter().copied().collect();
+    let mut root_of: HashMap<usize, usize> = HashMap::new();
     let mut roots: BTreeMap<usize, usize> = BTreeMap::new();
     for &i in &left_out {
-        let mut root = i;
-        let mut guard = 0;
-        while let Some(p) = parent_of(root, &mut missing).filter(|p| left.contains(p)) {
-            root = p;
-            guard += 1;
-            if guard > entries.len() {
-                break;
-            }
-        }
+        let root = parent_of(i, &mut missing).filter(|p| left.contains(p)).and_then(|p| root_of.get(&p).copied()).unwrap_or(i);
+        root_of.insert(i, root);
         *roots.entry(root).or_default() += 1;
     }
     for (root, n) in roots {
@@ -289,22 +285,13 @@ fn sidechain_labels(entries: &[Entry]) -> BTreeMap<usize, String> {
     let by_uuid: HashMap<&str, usize> =
         entries.iter().enumerate().filter(|(_, e)| e.is_node()).filter_map(|(i, e)| Some((e.raw.uuid.as_deref()?, i))).collect();
     let mut out = BTreeMap::new();
+    // Parents come before children, so one pass in file order finds every root.
+    let mut root_of: HashMap<usize, usize> = HashMap::new();
     for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.is_node() && e.sidechain()) {
-        let label = match &e.raw.agent_id {
-            Some(a) => a.clone(),
-            None => {
-                let mut root = i;
-                let mut guard = 0;
-                while let Some(p) = entries[root].raw.parent.as_deref().and_then(|p| by_uuid.get(p).copied()) {
-                    if !entries[p].sidechain() || guard > entries.len() {
-                        break;
-                    }
-                    root = p;
-                    guard += 1;
-                }
-                entries[root].raw.uuid.clone().unwrap_or_default()
-            }
-        };
+        let parent = e.raw.parent.as_deref().and_then(|p| by_uuid.get(p).copied()).filter(|&p| entries[p].sidechain());
+        let root = parent.and_then(|p| root_of.get(&p).copied()).unwrap_or(i);
+        root_of.insert(i, root);
+        let label = e.raw.agent_id.clone().unwrap_or_else(|| entries[root].raw.uuid.clone().unwrap_or_default());
         out.insert(i, format!("sidechain:{label}"));
     }
     out
