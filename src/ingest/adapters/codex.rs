@@ -7,7 +7,7 @@
 //! whose `output` is often JSON inside a string holding `output` and `metadata.exit_code`,
 //! `custom_tool_call` for `apply_patch`, `local_shell_call`, `web_search_call`), `event_msg`
 //! (`token_count` usage, `turn_aborted`, `error`, `exec_command_end`, ...) and `compacted`.
-//! Rollouts before `RolloutLine` (mid 2025) put the session meta on the first line and the
+//! Older rollouts, from before `RolloutLine`, put the session meta on the first line and the
 //! items themselves on the others. `event_msg` user and agent messages repeat the items, so they
 //! are read only from rollouts that have no items.
 //!
@@ -103,6 +103,7 @@ struct Builder {
     first_ts: Option<String>,
     last_ts: Option<String>,
     last: Option<Last>,
+    /// Turns started (`task_started`, `turn.started`).
     turns: usize,
     aborted_turns: usize,
     stream_errors: usize,
@@ -499,6 +500,9 @@ impl Builder {
         if b.threads.len() > 1 {
             t.notes.push(format!("the stream holds several threads: {}", b.threads.iter().cloned().collect::<Vec<_>>().join(", ")));
         }
+        if b.turns > 1 {
+            t.notes.push(format!("{} turns", b.turns));
+        }
         if b.aborted_turns > 0 {
             t.notes.push(format!("{} turn(s) aborted", b.aborted_turns));
         }
@@ -707,7 +711,6 @@ impl Adapter for CodexRollout {
             match kind {
                 "session_meta" => meta(&mut b, payload),
                 "turn_context" => {
-                    b.turns += 1;
                     if let Some(m) = payload.get("model").and_then(Value::as_str) {
                         b.models.insert(m.to_string());
                         b.last_model = Some(m.to_string());
