@@ -8,6 +8,12 @@ mod classify;
 mod ingest_aider;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
 mod ingest_bad_input;
+/// OpenAI Chat Completions and Anthropic Messages logs: cassettes, request/response JSONL, batches.
+mod ingest_chat_api;
+/// Claude Code session transcripts, stream-json output and tool list captures, on the real corpus and samples.
+mod ingest_claude_code;
+/// Codex CLI rollouts and `codex exec --json` streams of every era, on the real corpus and samples.
+mod ingest_codex;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
 /// Gemini CLI chat sessions (real corpus), the JSONL record stream, headless JSON and text output.

@@ -2,11 +2,17 @@
 
 pub mod aider;
 pub mod atif;
+pub mod chat_anthropic;
+pub mod chat_api;
+pub mod chat_openai;
+pub mod claude_code;
+pub mod codex;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod gemini_cli;
 pub mod harbor;
 pub mod magentic_one;
+pub mod lines;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
@@ -51,6 +57,14 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &aider::AiderChatHistory,
         &aider::ExercismConfig,
         &aider::AiderLeaderboard,
+        &claude_code::ClaudeCodeSession,
+        &claude_code::ClaudeCodeStream,
+        &claude_code::ClaudeCodeSubagentMeta,
+        &claude_code::ToolsCapture,
+        &codex::CodexRollout,
+        &codex::CodexExec,
+        &chat_api::OpenAiChat,
+        &chat_api::AnthropicMessages,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,
