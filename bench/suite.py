@@ -145,6 +145,7 @@ def profile(a, res):
         return
     data = os.path.join(a.out, "perf.data")
     cmd = ["perf", "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", data, "--", a.coroner, "classify", "-q", a.corpus, "-o", "/dev/null"]
+    cmd += res.get("classify_args", [])
     log("profile: " + " ".join(cmd))
     r, _ = timed(cmd, env={"RAYON_NUM_THREADS": "1"})
     rep = subprocess.run(
@@ -197,17 +198,23 @@ def measure(a):
             r, out = timed([a.floor, d, "--passes", "1"])
             res["floor"][f] = {"run": r, "result": json.loads(out)}
 
+    # Claude Code sessions do not record that --max-turns stopped them: classify is told.
+    limits = sorted({f["step_limit"] for f in manifest["format"] if f.get("step_limit")})
+    extra = {"ingest": [], "classify": ["--step-limit", str(limits[0])] if limits else []}
+    res["classify_args"] = extra["classify"]
     for cmd in ["ingest", "classify"]:
         for threads in ["1", "2"]:
             log(f"coroner {cmd}, {threads} thread(s)")
             res["coroner"][f"{cmd}-{threads}"] = best(
-                [a.coroner, cmd, "-q", a.corpus, "-o", "/dev/null"], a.passes, env={"RAYON_NUM_THREADS": threads}
+                [a.coroner, cmd, "-q", a.corpus, "-o", "/dev/null"] + extra[cmd], a.passes, env={"RAYON_NUM_THREADS": threads}
             )
     for f in FORMATS:
         d = os.path.join(a.corpus, f)
         if os.path.isdir(d):
             log(f"coroner classify {f}, 1 thread")
-            res["coroner"][f"classify-1-{f}"] = best([a.coroner, "classify", "-q", d, "-o", "/dev/null"], 1, env={"RAYON_NUM_THREADS": "1"})
+            res["coroner"][f"classify-1-{f}"] = best(
+                [a.coroner, "classify", "-q", d, "-o", "/dev/null"] + extra["classify"], 1, env={"RAYON_NUM_THREADS": "1"}
+            )
 
     log("peer: hand-written Python")
     pj = os.path.join(a.out, "peer_handwritten.json")

@@ -16,9 +16,14 @@ fn write_corpus(dir: &Path, formats: &[Format], count: usize, seed: u64) -> Vec<
 }
 
 /// Task id → primary class from `coroner classify` JSONL (`passed` for passing runs).
-fn classify(dir: &Path) -> BTreeMap<String, String> {
+fn classify(dir: &Path, step_limit: Option<u32>) -> BTreeMap<String, String> {
     let out = dir.join("verdicts.jsonl");
-    let o = coroner(&["classify", "-q", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let limit = step_limit.map(|l| l.to_string());
+    let mut args = vec!["classify", "-q", dir.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    if let Some(l) = &limit {
+        args.extend(["--step-limit", l.as_str()]);
+    }
+    let o = coroner(&args);
     assert!(o.status.success(), "classify failed: {}", String::from_utf8_lossy(&o.stderr));
     std::fs::read_to_string(&out)
         .unwrap()
@@ -49,7 +54,7 @@ fn check_format(f: Format) {
     let ingested = summary.files.iter().filter(|x| matches!(x.status, FileStatus::Ingested { .. })).count();
     assert!(ingested > 0);
 
-    let got = classify(&r.dir);
+    let got = classify(&r.dir, f.fixed_step_limit());
     assert_eq!(got.len(), COUNT);
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (id, scenario) in &r.runs {
@@ -76,6 +81,11 @@ fn mini_swe_agent_v2_runs_ingest_and_classify_as_built() {
 #[test]
 fn harbor_jobs_ingest_and_classify_as_built() {
     check_format(Format::Harbor);
+}
+
+#[test]
+fn claude_code_sessions_ingest_and_classify_as_built_given_the_max_turns() {
+    check_format(Format::ClaudeCode);
 }
 
 #[test]

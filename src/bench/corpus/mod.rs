@@ -59,6 +59,17 @@ impl Format {
         Scenario::ALL.into_iter().filter(|s| !(self == Self::MiniV1 && *s == Scenario::HallucinatedTool)).collect()
     }
 
+    /// The step limit every run of this format shares, when its transcripts do not say that a
+    /// limit ended the run: Claude Code's session files keep no status line for `--max-turns`,
+    /// so `coroner classify --step-limit` must be told it (bench/run.sh does).
+    #[must_use]
+    pub fn fixed_step_limit(self) -> Option<u32> {
+        match self {
+            Self::ClaudeCode => Some(CLAUDE_MAX_TURNS),
+            _ => None,
+        }
+    }
+
     fn index(self) -> u64 {
         match self {
             Self::MiniV1 => 1,
@@ -69,6 +80,9 @@ impl Format {
         }
     }
 }
+
+/// The `--max-turns` of the generated Claude Code runs.
+pub const CLAUDE_MAX_TURNS: u32 = 50;
 
 /// What to generate.
 #[derive(Debug, Clone)]
@@ -214,7 +228,7 @@ pub fn generate(o: &GenOptions, progress: &mut dyn FnMut(&FormatReport)) -> Resu
             }
             let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(o.seed, f.index(), i as u64));
             let scenario = script::choose_scenario(&mut rng, i, &supported);
-            let s = script::build(&mut rng, i, scenario);
+            let s = script::build(&mut rng, i, scenario, f.fixed_step_limit());
             let id = sink.add(&s, &mut rng, &mut out)?;
             rep.runs.push((id, scenario.name()));
             *rep.scenarios.entry(scenario.name()).or_default() += 1;
@@ -273,6 +287,8 @@ fn manifest(o: &GenOptions, reports: &[FormatReport]) -> String {
         bytes: u64,
         scenarios: &'a BTreeMap<&'static str, usize>,
         expected: &'a BTreeMap<&'static str, usize>,
+        /// `coroner classify --step-limit` for this format, when its files do not record it.
+        step_limit: Option<u32>,
     }
     let m = Manifest {
         generator: format!("coroner gen-corpus {}", env!("CARGO_PKG_VERSION")),
@@ -288,6 +304,7 @@ fn manifest(o: &GenOptions, reports: &[FormatReport]) -> String {
                 bytes: r.bytes,
                 scenarios: &r.scenarios,
                 expected: &r.expected,
+                step_limit: Format::parse(r.format).and_then(Format::fixed_step_limit),
             })
             .collect(),
     };

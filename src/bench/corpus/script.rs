@@ -257,20 +257,23 @@ impl Builder<'_> {
     }
 }
 
-/// Builds run `i` of a corpus as `scenario`.
-pub fn build(rng: &mut ChaCha8Rng, i: usize, scenario: Scenario) -> Script {
+/// Builds run `i` of a corpus as `scenario`; `fixed_limit` is the step limit of harnesses
+/// whose runs all share one (`--max-turns`), else each budget run draws its own.
+pub fn build(rng: &mut ChaCha8Rng, i: usize, scenario: Scenario, fixed_limit: Option<u32>) -> Script {
     let repo = text::pick_ref(rng, REPOS);
     let task = format!("{}-{}", repo.prefix, 10_000 + i);
     let issue = text::issue(rng, repo);
     let model = text::pick(rng, MODELS);
     let start = 1_737_000_000.0 + (rng.random_range(0..5_000_000u32)) as f64;
     let cost_per_turn = rng.random_range(0.0005..0.015);
-    let step_limit = match scenario {
-        Scenario::Budget => rng.random_range(20..150),
+    let step_limit = match (scenario, fixed_limit) {
+        (_, Some(l)) => l,
+        (Scenario::Budget, None) => rng.random_range(20..150),
         _ => 250,
     };
     let mut b = Builder { rng, repo, turns: Vec::new(), tokens: 1_200 };
-    let n = run_length(b.rng);
+    // Runs that end on their own stay clear of the step limit.
+    let n = run_length(b.rng).min(step_limit as usize - 6);
     let mut patch = String::new();
     let mut end = End::Submitted;
     let mut passed = Some(false);
