@@ -168,14 +168,16 @@ pub fn check_passed(r: &ToolResult) -> Option<bool> {
     if r.is_error {
         return Some(false);
     }
+    // ASCII digits: a Unicode `\d` after a Unicode `\b` pushes the regex off its lazy DFA,
+    // and a 100 KB test log then takes tens of milliseconds instead of a fraction of one.
     static FAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static PASS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let fail = FAIL.get_or_init(|| {
-        regex::Regex::new(r"(?m)\b\d+ (failed|errors?)\b|^FAILED\b|^FAIL\b|\bFAILED \(|Traceback \(most recent call last\)|^E\s{3}|test result: FAILED|\bnot ok \d+|\bAssertionError\b").expect("static regex")
+        regex::Regex::new(r"(?m)\b[0-9]+ (failed|errors?)\b|^FAILED\b|^FAIL\b|\bFAILED \(|Traceback \(most recent call last\)|^E\s{3}|test result: FAILED|\bnot ok [0-9]+|\bAssertionError\b").expect("static regex")
     });
     let pass = PASS.get_or_init(|| {
         regex::Regex::new(
-            r"(?m)\b\d+ passed\b|^OK\b|^OK \(|test result: ok\.|^ok\s+\S+\s+[\d.]+s$|\bTests?:\s+\d+ passed|\bAll tests passed\b",
+            r"(?m)\b[0-9]+ passed\b|^OK\b|^OK \(|test result: ok\.|^ok\s+\S+\s+[0-9.]+s$|\bTests?:\s+[0-9]+ passed|\bAll tests passed\b",
         )
         .expect("static regex")
     });

@@ -109,12 +109,33 @@ impl ToolMatcher {
 pub struct Phrases {
     pub set: RegexSet,
     pub list: Vec<Regex>,
+    /// The patterns as one alternation, for "does any match": the same answer as `set`, about
+    /// four times faster on long tool outputs (a set does not get a literal prefilter).
+    /// `None` when they cannot be joined (verbose-mode comments would swallow the joints).
+    pub any: Option<Regex>,
 }
 
 impl Phrases {
+    /// Compiles the patterns; `Err` carries the index of a bad pattern and its error.
+    ///
+    /// # Errors
+    /// A pattern that is not a valid regex.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, (Option<usize>, regex::Error)> {
+        let list =
+            patterns.iter().enumerate().map(|(i, p)| Regex::new(p.as_ref()).map_err(|e| (Some(i), e))).collect::<Result<Vec<_>, _>>()?;
+        let set = RegexSet::new(list.iter().map(Regex::as_str)).map_err(|e| (None, e))?;
+        let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
+        let any =
+            joinable.then(|| Regex::new(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
+        Ok(Self { set, list, any })
+    }
+
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        !self.list.is_empty() && self.set.is_match(text)
+        match &self.any {
+            Some(any) => any.is_match(text),
+            None => !self.list.is_empty() && self.set.is_match(text),
+        }
     }
 
     /// The first match (earliest in the text) of any pattern.
@@ -184,24 +205,23 @@ impl Profile {
             v
         };
         let phrases = |f: &dyn Fn(&RawProfile) -> &Vec<Spanned<String>>| -> Result<Phrases, RulesError> {
-            let mut list = Vec::new();
+            let mut list: Vec<(&str, &str, &Spanned<String>)> = Vec::new();
             for (file, text, r) in layers {
                 for s in f(r) {
-                    let re = Regex::new(s.get_ref()).map_err(|e| {
-                        RulesError::at(
-                            file,
-                            text,
-                            Some(s.span()),
-                            format!("invalid regex: {e}"),
-                            Some("patterns use the Rust `regex` syntax; escape backslashes in TOML strings".into()),
-                        )
-                    })?;
-                    list.push(re);
+                    list.push((file, text, s));
                 }
             }
-            let set = RegexSet::new(list.iter().map(Regex::as_str))
-                .map_err(|e| RulesError::at(layers[0].0, layers[0].1, None, format!("invalid regex set: {e}"), None))?;
-            Ok(Phrases { set, list })
+            let patterns: Vec<&str> = list.iter().map(|(_, _, s)| s.get_ref().as_str()).collect();
+            Phrases::new(&patterns).map_err(|(at, e)| match at.and_then(|i| list.get(i)) {
+                Some((file, text, s)) => RulesError::at(
+                    file,
+                    text,
+                    Some(s.span()),
+                    format!("invalid regex: {e}"),
+                    Some("patterns use the Rust `regex` syntax; escape backslashes in TOML strings".into()),
+                ),
+                None => RulesError::at(layers[0].0, layers[0].1, None, format!("invalid regex set: {e}"), None),
+            })
         };
         let mut statuses = BTreeMap::new();
         for (file, text, r) in layers {
@@ -283,5 +303,44 @@ fn parse_meaning(s: &str) -> Option<StatusMeaning> {
             let budget: Budget = serde_json::from_value(serde_json::Value::String(b.to_string())).ok()?;
             Some(StatusMeaning { kind: TerminationKind::Budget, budget: Some(budget) })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The joined alternation answers "does any match" exactly as the set does, whatever the
+    /// patterns' own flags, and verbose patterns fall back to the set.
+    #[test]
+    fn the_alternation_agrees_with_the_set() {
+        let patterns = [r"(?i)\btimed out after \d+", r"(?m)^FAIL\b", r"(?s)begin.*end", r"exact$", r"\bx{2}\b"];
+        let p = Phrases::new(&patterns).unwrap();
+        assert!(p.any.is_some());
+        let texts = [
+            "",
+            "TIMED OUT AFTER 30",
+            "timed out after x",
+            "ok\nFAIL: test",
+            "okFAIL",
+            "BEGIN\nEND",
+            "begin\nend",
+            "inexact",
+            "exact\n",
+            "a xx b",
+            "a xxx b",
+            "Timed out after 5 — é",
+        ];
+        for t in texts {
+            assert_eq!(p.is_match(t), p.set.is_match(t), "{t:?}");
+        }
+        // (?i) and (?m) stay inside their own pattern.
+        assert!(!p.is_match("a FAIL in the middle"));
+        assert!(!p.is_match("BEGIN and END"));
+        let verbose = Phrases::new(&[r"(?x) a b # a comment", r"c"]).unwrap();
+        assert!(verbose.any.is_none());
+        assert!(verbose.is_match("ab") && verbose.is_match("c") && !verbose.is_match("a b"));
+        assert!(!Phrases::new::<&str>(&[]).unwrap().is_match("anything"));
+        assert_eq!(Phrases::new(&["ok", "("]).unwrap_err().0, Some(1));
     }
 }
