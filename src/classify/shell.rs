@@ -31,17 +31,40 @@ impl ShellEffects {
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    /// Effects of recent short commands: agents repeat `ls`, `git diff` and the same test run
+    /// many times per run and across runs, and parsing is most of the cost of an action.
+    static MEMO: RefCell<std::collections::HashMap<String, ShellEffects>> = RefCell::new(std::collections::HashMap::new());
 }
 
 /// Longest command analysed; longer inputs (pasted files) are cut here.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Commands up to this long are remembered (longer ones, here-docs of whole files, rarely
+/// repeat).
+const MEMO_KEY_BYTES: usize = 1024;
+/// Remembered commands per thread before the memo starts over (bounds its memory to a few MB).
+const MEMO_ENTRIES: usize = 8192;
 
 /// Analyses one command line (or script).
 #[must_use]
 pub fn analyse(command: &str) -> ShellEffects {
+    let memo = command.len() <= MEMO_KEY_BYTES;
+    if memo {
+        if let Some(fx) = MEMO.with(|m| m.borrow().get(command).cloned()) {
+            return fx;
+        }
+    }
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);
     fx.writes.dedup();
+    if memo {
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= MEMO_ENTRIES {
+                m.clear();
+            }
+            m.insert(command.to_string(), fx.clone());
+        });
+    }
     fx
 }
 
@@ -389,6 +412,20 @@ mod tests {
         }
         assert_eq!(analyse("python setup.py install").verification, None);
         assert_eq!(analyse("ls tests").verification, None);
+    }
+
+    #[test]
+    fn a_remembered_command_has_the_same_effects() {
+        for c in ["sed -i 's/a/b/' src/x.py && pytest -q", "cat <<'EOF' > a.py\nx\nEOF", "ls"] {
+            let first = analyse(c);
+            assert_eq!(analyse(c), first, "{c}");
+        }
+        // The memo starts over when full; answers do not change.
+        for i in 0..super::MEMO_ENTRIES + 10 {
+            let _ = analyse(&format!("echo {i} > f{i}.txt"));
+        }
+        assert_eq!(writes("echo 3 > f3.txt"), ["f3.txt"]);
+        assert_eq!(writes("sed -i 's/a/b/' src/x.py && pytest -q"), ["src/x.py"]);
     }
 
     #[test]
