@@ -33,6 +33,8 @@ pub struct Probe {
     pub jsonl: Option<JsonShape>,
     /// Offset in the prefix where JSON nesting first went deeper than [`MAX_DEPTH`], if it did.
     pub too_deep_at: Option<usize>,
+    /// The prefix as text, made on first use: several adapters look into it for one file.
+    text: std::sync::OnceLock<String>,
 }
 
 /// serde_json's own recursion limit: deeper documents cannot be parsed, so detection says so
@@ -112,7 +114,7 @@ impl Probe {
                 too_deep_at = deep_offset(&prefix);
             }
         }
-        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl, too_deep_at }
+        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl, too_deep_at, text: std::sync::OnceLock::new() }
     }
 
     #[must_use]
@@ -122,8 +124,8 @@ impl Probe {
 
     /// The prefix as text (lossy), for formats recognized by their first lines.
     #[must_use]
-    pub fn text(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(&self.prefix)
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| String::from_utf8_lossy(&self.prefix).into_owned())
     }
 
     /// Names of the ancestors of the file, nearest first, lower-cased.
@@ -132,23 +134,27 @@ impl Probe {
     }
 }
 
-/// Where bracket nesting (outside strings) first exceeds [`MAX_DEPTH`].
+/// Where bracket nesting (outside strings) first exceeds [`MAX_DEPTH`]. String bodies, most of
+/// the bytes of a transcript, are skipped with `memchr` rather than walked byte by byte.
 fn deep_offset(b: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
-    let mut in_str = false;
-    let mut escaped = false;
-    for (i, &c) in b.iter().enumerate() {
-        if in_str {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // To the closing quote, stepping over escapes; a prefix cut inside a string
+                // holds no more brackets.
+                i += 1;
+                loop {
+                    let at = i + memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+                    if b[at] == b'"' {
+                        i = at + 1;
+                        break;
+                    }
+                    i = at + 2;
+                }
+                continue;
             }
-            continue;
-        }
-        match c {
-            b'"' => in_str = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
@@ -158,6 +164,7 @@ fn deep_offset(b: &[u8]) -> Option<usize> {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     None
 }
@@ -335,6 +342,66 @@ impl<'de> Visitor<'de> for ScalarSeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-by-byte scan `deep_offset` replaced, kept as its reference.
+    fn deep_offset_bytewise(b: &[u8]) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut in_str = false;
+        let mut escaped = false;
+        for (i, &c) in b.iter().enumerate() {
+            if in_str {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_str = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                b'"' => in_str = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Some(i);
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn deep_offset_agrees_with_the_bytewise_scan() {
+        let deep = "[".repeat(200);
+        let mut cases: Vec<String> = vec![
+            deep.clone(),
+            format!("{{\"a\": \"{}\", \"b\": {deep}", "[".repeat(300)),
+            format!("[\"\\\"{deep}\", {deep}"),
+            format!("[\"\\\\\", {deep}"),
+            format!("{}{}", "[{".repeat(64), "]}".repeat(64)) + &deep,
+            "[\"cut inside a string \\".into(),
+            "[\"cut after an escape \\".into(),
+            String::new(),
+        ];
+        // Pseudo-random mixes of brackets, quotes, backslashes and text.
+        let alphabet = b"[[[{{]}\"\\ab";
+        let mut x = 12345u64;
+        for _ in 0..500 {
+            let mut s = String::new();
+            for _ in 0..400 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s.push(char::from(alphabet[(x >> 33) as usize % alphabet.len()]));
+            }
+            cases.push(s);
+        }
+        for c in &cases {
+            assert_eq!(deep_offset(c.as_bytes()), deep_offset_bytewise(c.as_bytes()), "{c:?}");
+        }
+        assert!(cases.iter().filter(|c| deep_offset(c.as_bytes()).is_some()).count() > 3);
+    }
 
     fn probe(text: &str, size: Option<u64>) -> Probe {
         let size = size.unwrap_or(text.len() as u64);
