@@ -70,15 +70,18 @@ impl Adapter for MagenticOne {
 
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
-        let text = p.text();
-        let orchestrator = text.contains("\"Orchestrator (") || text.contains("\"Orchestrator\"");
+        // The structure first: looking for the roles in the text costs a scan of the prefix.
+        let orchestrator = || {
+            let text = p.text();
+            text.contains("\"Orchestrator (") || text.contains("\"Orchestrator\"")
+        };
         if j.top_is_array {
-            if j.has("[].role") && j.has("[].content") && orchestrator {
+            if j.has("[].role") && j.has("[].content") && orchestrator() {
                 return marker("message list with Orchestrator roles");
             }
             return Err("no {role, content} list with Orchestrator roles".into());
         }
-        if j.keys.get("history") == Some(&crate::ingest::probe::Scalar::Array) && orchestrator {
+        if j.keys.get("history") == Some(&crate::ingest::probe::Scalar::Array) && orchestrator() {
             return marker("history list with Orchestrator roles");
         }
         Err("no Orchestrator message list".into())

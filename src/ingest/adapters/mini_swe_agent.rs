@@ -131,7 +131,9 @@ struct RawExtra<'a> {
     cost: Option<f64>,
     timestamp: Option<f64>,
     returncode: Option<i64>,
-    raw_output: Option<String>,
+    /// Only whether it is there matters (it repeats the tool output), so it is skipped, not
+    /// copied.
+    raw_output: Option<serde::de::IgnoredAny>,
     exception_info: Option<String>,
     exception_type: Option<String>,
     interrupt_type: Option<String>,
@@ -628,24 +630,51 @@ fn trailing_format_errors(t: &Trajectory) -> u64 {
 }
 
 /// The raw API response, read leniently: providers differ and a failed dump is a string.
+/// The reply message is kept raw: it repeats the message's own text and calls, and only a
+/// reply that failed to parse (v2 format errors) needs it whole.
 #[derive(Deserialize)]
-struct RawResponse {
+struct RawResponse<'a> {
     #[serde(default)]
     usage: Value,
-    #[serde(default)]
-    choices: Vec<RawChoice>,
+    #[serde(borrow, default)]
+    choices: Vec<RawChoice<'a>>,
     /// Responses API output items.
     #[serde(default)]
     output: Value,
 }
 
 #[derive(Deserialize)]
-struct RawChoice {
-    #[serde(default)]
-    message: Value,
+struct RawChoice<'a> {
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
 }
 
-fn response_of(extra: Option<&RawExtra<'_>>) -> Option<RawResponse> {
+impl RawChoice<'_> {
+    /// The whole reply message (`Null` when absent or unreadable).
+    fn message(&self) -> Value {
+        self.message.and_then(|m| serde_json::from_str(m.get()).ok()).unwrap_or(Value::Null)
+    }
+
+    /// The reply's `reasoning_content` (or, when that key is absent, `reasoning`) when it is a
+    /// string, read without building the rest of the message.
+    fn reasoning(&self) -> Option<String> {
+        /// `Some` whenever the key is present, `Some(Null)` for an explicit null.
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+            Value::deserialize(d).map(Some)
+        }
+        #[derive(Deserialize)]
+        struct Reasoning {
+            #[serde(default, deserialize_with = "present")]
+            reasoning_content: Option<Value>,
+            #[serde(default, deserialize_with = "present")]
+            reasoning: Option<Value>,
+        }
+        let r: Reasoning = serde_json::from_str(self.message?.get()).ok()?;
+        r.reasoning_content.or(r.reasoning).and_then(|v| v.as_str().map(ToString::to_string))
+    }
+}
+
+fn response_of<'a>(extra: Option<&RawExtra<'a>>) -> Option<RawResponse<'a>> {
     serde_json::from_str(extra?.response?.get()).ok()
 }
 
@@ -699,20 +728,14 @@ impl Builder<'_> {
     }
 
     /// An assistant step with what every generation records: reasoning, tokens, cost, time.
-    fn assistant(m: &RawMsg<'_>, text: String, response: Option<&RawResponse>) -> Step {
+    fn assistant(m: &RawMsg<'_>, text: String, response: Option<&RawResponse<'_>>) -> Step {
         let mut step = Step::new(Role::Assistant, text);
         step.timestamp = message_time(m).map(|t| t.to_string());
-        let resp_msg = response.and_then(|r| r.choices.first()).map(|c| &c.message);
         let reasoning = m
             .reasoning_content
             .clone()
             .or_else(|| m.reasoning.as_str().map(ToString::to_string))
-            .or_else(|| {
-                resp_msg
-                    .and_then(|v| v.get("reasoning_content").or_else(|| v.get("reasoning")))
-                    .and_then(Value::as_str)
-                    .map(ToString::to_string)
-            })
+            .or_else(|| response.and_then(|r| r.choices.first()).and_then(RawChoice::reasoning))
             .filter(|r| !r.trim().is_empty());
         step.tokens = response.and_then(|r| tokens_of(&r.usage));
         let reasoning_tokens = step.tokens.as_ref().and_then(|t| t.reasoning).filter(|n| *n > 0);
@@ -977,7 +1000,7 @@ impl Builder<'_> {
         let extra = m.extra.as_ref();
         let response = response_of(extra);
         let reply = response.as_ref().map(|r| match r.choices.first() {
-            Some(c) => Self::reply_parts(&c.message),
+            Some(c) => Self::reply_parts(&c.message()),
             None => Self::reply_parts(&serde_json::json!({ "output": r.output })),
         });
         let (text, mut calls) = match (reply, extra.and_then(|e| e.model_response.clone())) {
