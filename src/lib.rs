@@ -16,4 +16,6 @@ pub mod exit;
 pub mod ingest;
 pub mod model;
 pub mod registry;
+pub mod report;
+pub mod spotcheck;
 pub mod stats;

@@ -5,6 +5,8 @@ mod ingest;
 mod output;
 mod registry;
 mod rules;
+mod show;
+mod spotcheck;
 
 use std::ffi::OsString;
 
@@ -30,6 +32,8 @@ pub enum Command {
     Classify(classify::ClassifyArgs),
     Rules(rules::RulesArgs),
     Registry(registry::RegistryArgs),
+    Show(show::ShowArgs),
+    Spotcheck(spotcheck::SpotcheckArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -51,5 +55,7 @@ where
         Command::Classify(a) => classify::run(&a),
         Command::Rules(a) => rules::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::Show(a) => show::run(&a),
+        Command::Spotcheck(a) => spotcheck::run(&a),
     }
 }

@@ -1,0 +1,3 @@
+//! Reporting: what reaches a person's terminal or document.
+
+pub mod sanitize;
