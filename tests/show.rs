@@ -65,12 +65,16 @@ fn a_hostile_transcript_cannot_drive_the_terminal() {
         steps[3]["message"].as_str().unwrap(),
     ]
     .concat();
-    for needle in ["\x1b]0;", "\x1b]2;", "\x1b[2J", "\x1b[H", "\x1b[8m", "\x1b[5A", "\x07", "\u{9b}", "\u{9d}", "\x1bP", "\x1b]8;;", "\u{202e}", "\u{2066}", "\r", "\x08"] {
+    for needle in [
+        "\x1b]0;", "\x1b]2;", "\x1b[2J", "\x1b[H", "\x1b[8m", "\x1b[5A", "\x07", "\u{9b}", "\u{9d}", "\x1bP", "\x1b]8;;", "\u{202e}",
+        "\u{2066}", "\r", "\x08",
+    ] {
         assert!(all_text.contains(needle), "the hostile sample lacks {needle:?}");
     }
 
     let folded = stdout(&["show", &dir]);
-    for visible in ["task-title-pwned", "window-title-pwned", "final-title-pwned", "␛]0;", "␛]2;", "␛[2J␛[H", "Fix the bug", "<b>bold</b>"] {
+    for visible in ["task-title-pwned", "window-title-pwned", "final-title-pwned", "␛]0;", "␛]2;", "␛[2J␛[H", "Fix the bug", "<b>bold</b>"]
+    {
         assert!(folded.contains(visible), "`{visible}` is not visible:\n{folded}");
     }
     // The evidence excerpt quoted in the header is neutralized too.
@@ -92,7 +96,8 @@ fn a_hostile_transcript_cannot_drive_the_terminal() {
         assert!(full.contains(visible), "`{visible}` is not visible in --step 1:\n{full}");
     }
 
-    for args in [vec!["--format", "markdown"], vec!["--format", "markdown", "--step", "1"], vec!["--blind"], vec!["--step", "3", "--blind"]] {
+    for args in [vec!["--format", "markdown"], vec!["--format", "markdown", "--step", "1"], vec!["--blind"], vec!["--step", "3", "--blind"]]
+    {
         let mut a = vec!["show", dir.as_str()];
         a.extend(args);
         let out = stdout(&a);
@@ -166,7 +171,14 @@ fn evidence_steps_are_marked_with_the_rule_that_fired() {
         let blind: String = blind.lines().filter(|l| !l.contains("samples/doubles/")).collect::<Vec<_>>().join("\n");
         assert_eq!(blind.lines().filter(|l| l.starts_with("▶ ")).count(), steps.len(), "{}", t.id);
         let rules = Rules::builtin().unwrap();
-        for word in rules.taxonomy.precedence.iter().chain(v.flags.iter()).map(String::as_str).chain(rules.taxonomy.rules.iter().map(|r| r.id.as_str())) {
+        for word in rules
+            .taxonomy
+            .precedence
+            .iter()
+            .chain(v.flags.iter())
+            .map(String::as_str)
+            .chain(rules.taxonomy.rules.iter().map(|r| r.id.as_str()))
+        {
             assert!(!blind.contains(word), "{}: --blind names `{word}`:\n{blind}", t.id);
         }
     }

@@ -10,7 +10,7 @@ use coroner::model::{OutcomeStatus, TerminationKind, Trajectory, Verdict};
 use coroner::spotcheck::sample::{Key, KeyItem, SHEET_COLUMNS};
 use coroner::stats::{ConfusionMatrix, cohen_kappa};
 
-use crate::common::{coroner, shared, samples, tempdir};
+use crate::common::{coroner, samples, shared, tempdir};
 
 /// The tolerance `tests/stats.rs` uses for closed forms.
 const CLOSED: f64 = 1e-9;
@@ -138,7 +138,13 @@ fn score_reproduces_every_kappa_vector() {
         assert_eq!(s["scored"], items.len(), "{ex}");
         assert!(s["notes"].as_array().unwrap().is_empty(), "{ex}: {}", s["notes"]);
         let class = |label: &str| -> serde_json::Value {
-            s["per_class"].as_array().unwrap().iter().find(|c| c["label"] == map[label]).cloned().unwrap_or_else(|| panic!("{ex}: no {label}"))
+            s["per_class"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["label"] == map[label])
+                .cloned()
+                .unwrap_or_else(|| panic!("{ex}: no {label}"))
         };
         for (_, q, label, value) in &these {
             let want: f64 = value.parse().unwrap();
@@ -195,7 +201,22 @@ fn the_same_seed_gives_the_same_bytes_and_another_seed_another_order() {
     let sheet = tmp.path().join("t1.csv");
     let key = tmp.path().join("t1.key.json");
     let r = crate::common::coroner_env(
-        &["spotcheck", "sample", "-q", "--per-class", "3", "--passed", "2", "--seed", "7", "-o", &sheet.display().to_string(), "--key", &key.display().to_string(), &input.display().to_string()],
+        &[
+            "spotcheck",
+            "sample",
+            "-q",
+            "--per-class",
+            "3",
+            "--passed",
+            "2",
+            "--seed",
+            "7",
+            "-o",
+            &sheet.display().to_string(),
+            "--key",
+            &key.display().to_string(),
+            &input.display().to_string(),
+        ],
         &[("RAYON_NUM_THREADS", "1")],
     );
     assert_eq!(r.status.code(), Some(0));
@@ -220,7 +241,8 @@ fn the_sample_is_stratified_by_primary_class() {
     let by_id: BTreeMap<&str, &Verdict> = got.iter().map(|(t, v)| (t.id.as_str(), v)).collect();
     let tmp = tempdir();
     for (n, passed) in [(1usize, 0usize), (3, 1), (100, 100)] {
-        let (sheet, key) = sample(&input, tmp.path(), &format!("n{n}"), &["--per-class", &n.to_string(), "--passed", &passed.to_string(), "--seed", "11"]);
+        let (sheet, key) =
+            sample(&input, tmp.path(), &format!("n{n}"), &["--per-class", &n.to_string(), "--passed", &passed.to_string(), "--seed", "11"]);
         let key = key_of(&key);
         let rows = sheet_rows(&sheet);
         assert_eq!(rows.len(), key.items.len());
@@ -355,7 +377,13 @@ fn score_counts_unlabelled_rows_and_names_labels_outside_the_taxonomy() {
     assert_eq!(s["outside_taxonomy"][0]["row"], 3);
     assert_eq!(s["outside_taxonomy"][0]["label"], "made_up_class");
     // Kappa is the statistics library's on the pairs this test knows.
-    let pairs: Vec<(String, String)> = key.items.iter().zip(&labels).skip(2).map(|(i, l)| (coroner::spotcheck::labels::normalize(l), i.machine_label().to_string())).collect();
+    let pairs: Vec<(String, String)> = key
+        .items
+        .iter()
+        .zip(&labels)
+        .skip(2)
+        .map(|(i, l)| (coroner::spotcheck::labels::normalize(l), i.machine_label().to_string()))
+        .collect();
     let cm = ConfusionMatrix::from_pairs(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
     let k = cohen_kappa(&cm, 0.95);
     assert!((num(&s, "/kappa/kappa") - k.kappa).abs() < CLOSED);
@@ -373,17 +401,25 @@ fn score_counts_unlabelled_rows_and_names_labels_outside_the_taxonomy() {
 
     let key_arg = key_path.display().to_string();
     let table = String::from_utf8(ok(&["spotcheck", "score", &sheet.display().to_string(), "--key", &key_arg]).stdout).unwrap();
-    for want in ["Confusion matrix", "Cohen's kappa", &format!("{:.3}", k.kappa), s["strength"].as_str().unwrap(), "Baseline", "row 3 (item 2): `made_up_class`", "Rows without a label (skipped): 2"] {
+    for want in [
+        "Confusion matrix",
+        "Cohen's kappa",
+        &format!("{:.3}", k.kappa),
+        s["strength"].as_str().unwrap(),
+        "Baseline",
+        "row 3 (item 2): `made_up_class`",
+        "Rows without a label (skipped): 2",
+    ] {
         assert!(table.contains(want), "table lacks `{want}`:\n{table}");
     }
-    let md = String::from_utf8(ok(&["spotcheck", "score", &sheet.display().to_string(), "--key", &key_arg, "--format", "markdown"]).stdout).unwrap();
+    let md = String::from_utf8(ok(&["spotcheck", "score", &sheet.display().to_string(), "--key", &key_arg, "--format", "markdown"]).stdout)
+        .unwrap();
     assert!(md.contains("| human \\\\ machine |") && md.contains("|---|") && md.contains("made\\_up\\_class"), "{md}");
 
     // A sheet paired with another sample's key is refused row by row, not scored.
-    let (_, other_key) = sample(&samples("doubles"), tmp.path(), "o", &["--per-class", "2", "--passed", "1", "--seed", "4"]);
-    let _ = other_key;
+    sample(&samples("doubles"), tmp.path(), "o", &["--per-class", "2", "--passed", "1", "--seed", "4"]);
     let s = score_json(&sheet, &tmp.path().join("o.key.json"));
-    assert!(s["mismatched"].as_array().unwrap().len() > 0, "{s}");
+    assert!(!s["mismatched"].as_array().unwrap().is_empty(), "{s}");
 }
 
 #[test]
@@ -457,11 +493,15 @@ fn audit_reports_each_problem_with_its_row_and_gates() {
     assert_eq!(rep["unlabelled"], serde_json::json!([9]));
     let text = String::from_utf8(coroner(&["spotcheck", "audit", &bad, &shown]).stdout).unwrap();
     assert!(text.contains("8 problems in 7 rows"), "{text}");
-    assert!(text.contains(&format!("step {} is past the end: the trajectory has {} steps", wtw.steps.len() + 5, wtw.steps.len())), "{text}");
+    assert!(
+        text.contains(&format!("step {} is past the end: the trajectory has {} steps", wtw.steps.len() + 5, wtw.steps.len())),
+        "{text}"
+    );
 
     // By task id: every double has task calc-add, so the task names no single trajectory.
     let by_task = write("task.csv", "task_id,label\ncalc-add,worked_then_wrong\nno-such-task,worked_then_wrong\n");
-    let rep: serde_json::Value = serde_json::from_slice(&coroner(&["spotcheck", "audit", &by_task, &shown, "--format", "json"]).stdout).unwrap();
+    let rep: serde_json::Value =
+        serde_json::from_slice(&coroner(&["spotcheck", "audit", &by_task, &shown, "--format", "json"]).stdout).unwrap();
     assert_eq!(rep["problems"][0]["kind"], "ambiguous-id");
     assert_eq!(rep["problems"][1]["kind"], "unknown-id");
     // A file without the columns is a usage error.

@@ -79,8 +79,8 @@ pub fn markdown(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.' | '!' | '|' | '~' | '^' | '='
-            | ':' | '$' | '@' | '\'' => {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.' | '!' | '|' | '~' | '^' | '=' | ':'
+            | '$' | '@' | '\'' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -140,19 +140,19 @@ mod tests {
     #[test]
     fn every_kind_of_sequence_is_made_inert_and_visible() {
         let cases = [
-            ("\x1b]0;pwned\x07", "␛]0;pwned␇"),                        // OSC 0 window title, BEL-terminated
-            ("\x1b]2;pwned\x1b\\", "␛]2;pwned␛\\"),                     // OSC 2 title, ST-terminated
+            ("\x1b]0;pwned\x07", "␛]0;pwned␇"),     // OSC 0 window title, BEL-terminated
+            ("\x1b]2;pwned\x1b\\", "␛]2;pwned␛\\"), // OSC 2 title, ST-terminated
             ("\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\", "␛]8;;https://evil.example␛\\x␛]8;;␛\\"), // OSC 8 hyperlink
-            ("\x1b[2J\x1b[H", "␛[2J␛[H"),                              // clear screen, cursor home
-            ("\x1b[8mhidden\x1b[0m", "␛[8mhidden␛[0m"),                // conceal
-            ("\x1b[5A", "␛[5A"),                                        // cursor up
-            ("\u{9b}31m", "␛[31m"),                                     // 8-bit CSI
-            ("\u{9d}0;t\u{9c}", "␛]0;t␛\\"),                            // 8-bit OSC and ST
-            ("\x1bP1$r\x1b\\", "␛P1$r␛\\"),                             // DCS
-            ("\x1bc", "␛c"),                                            // RIS (full reset)
+            ("\x1b[2J\x1b[H", "␛[2J␛[H"),           // clear screen, cursor home
+            ("\x1b[8mhidden\x1b[0m", "␛[8mhidden␛[0m"), // conceal
+            ("\x1b[5A", "␛[5A"),                    // cursor up
+            ("\u{9b}31m", "␛[31m"),                 // 8-bit CSI
+            ("\u{9d}0;t\u{9c}", "␛]0;t␛\\"),        // 8-bit OSC and ST
+            ("\x1bP1$r\x1b\\", "␛P1$r␛\\"),         // DCS
+            ("\x1bc", "␛c"),                        // RIS (full reset)
             ("a\x08b\rc\x00\x7f", "a␈b␍c␀␡"),
-            ("x\u{202E}gnp.exe\u{202C}", "x<U+202E>gnp.exe<U+202C>"),   // bidi override
-            ("\u{2066}\u{2069}", "<U+2066><U+2069>"),                   // isolates
+            ("x\u{202E}gnp.exe\u{202C}", "x<U+202E>gnp.exe<U+202C>"), // bidi override
+            ("\u{2066}\u{2069}", "<U+2066><U+2069>"),                 // isolates
             ("line\r\nnext", "line\nnext"),
         ];
         for (raw, want) in cases {

@@ -170,7 +170,10 @@ pub fn audit(rows: &[LabelRow], facts: &[Facts], vocab: &Vocabulary) -> AuditRep
             (Some(id), _) => match ids.lookup(id) {
                 Lookup::One(i) => Some(i),
                 Lookup::Many(c) => {
-                    push(ProblemKind::AmbiguousId, format!("the id names {} trajectories (read from another input root); use the id from this run", c.len()));
+                    push(
+                        ProblemKind::AmbiguousId,
+                        format!("the id names {} trajectories (read from another input root); use the id from this run", c.len()),
+                    );
                     None
                 }
                 Lookup::None => {
@@ -187,7 +190,10 @@ pub fn audit(rows: &[LabelRow], facts: &[Facts], vocab: &Vocabulary) -> AuditRep
                         None
                     }
                     _ => {
-                        push(ProblemKind::AmbiguousId, format!("{} trajectories have this task id (trials or arms); label by trajectory_id", c.len()));
+                        push(
+                            ProblemKind::AmbiguousId,
+                            format!("{} trajectories have this task id (trials or arms); label by trajectory_id", c.len()),
+                        );
                         None
                     }
                 }
@@ -206,7 +212,10 @@ pub fn audit(rows: &[LabelRow], facts: &[Facts], vocab: &Vocabulary) -> AuditRep
                 LabelKind::Flag(f) => push(ProblemKind::OutsideTaxonomy, format!("`{f}` is a flag, not a class")),
                 LabelKind::Unknown { suggestion } => push(
                     ProblemKind::OutsideTaxonomy,
-                    format!("not a class of the taxonomy nor `passed`{}", suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()),
+                    format!(
+                        "not a class of the taxonomy nor `passed`{}",
+                        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+                    ),
                 ),
                 _ => {}
             }
@@ -218,10 +227,10 @@ pub fn audit(rows: &[LabelRow], facts: &[Facts], vocab: &Vocabulary) -> AuditRep
                 if f.outcome == OutcomeStatus::Passed {
                     push(ProblemKind::FailureLabelOnPassed, format!("failure class `{c}` on a trajectory whose verifier passed it"));
                 }
-                if c == BUDGET_CLASS {
-                    if let Some(why) = budget_left(f) {
-                        push(ProblemKind::BudgetLeft, why);
-                    }
+                if c == BUDGET_CLASS
+                    && let Some(why) = budget_left(f)
+                {
+                    push(ProblemKind::BudgetLeft, why);
                 }
             }
             Some(LabelKind::Passed) if matches!(f.outcome, OutcomeStatus::Failed | OutcomeStatus::Partial | OutcomeStatus::Errored) => {
@@ -236,7 +245,12 @@ pub fn audit(rows: &[LabelRow], facts: &[Facts], vocab: &Vocabulary) -> AuditRep
                     if !beyond.is_empty() {
                         push(
                             ProblemKind::StepBeyondEnd,
-                            format!("step {} is past the end: the trajectory has {} steps (0 to {})", beyond.join(", "), f.steps, f.steps.saturating_sub(1)),
+                            format!(
+                                "step {} is past the end: the trajectory has {} steps (0 to {})",
+                                beyond.join(", "),
+                                f.steps,
+                                f.steps.saturating_sub(1)
+                            ),
                         );
                     }
                 }
@@ -305,7 +319,11 @@ pub fn render_text(a: &AuditReport) -> String {
         "coroner spotcheck audit: {} label rows against {} trajectories: {}\n",
         a.rows,
         a.trajectories,
-        if a.is_clean() { "no problems".to_string() } else { format!("{} in {}", plural(a.problems.len(), "problem"), plural(rows_with.len(), "row")) }
+        if a.is_clean() {
+            "no problems".to_string()
+        } else {
+            format!("{} in {}", plural(a.problems.len(), "problem"), plural(rows_with.len(), "row"))
+        }
     );
     for p in &a.problems {
         let _ = writeln!(out, "  row {:<4} {:<24} {}  `{}`: {}", p.row, p.kind.as_str(), t(&p.id), t(&p.label), t(&p.message));

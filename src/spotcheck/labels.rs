@@ -19,7 +19,9 @@ pub enum LabelKind {
     /// A sub-flag: part of the rules, but not a class a trajectory is labelled with.
     Flag(String),
     /// Neither; with the nearest class when one is close.
-    Unknown { suggestion: Option<String> },
+    Unknown {
+        suggestion: Option<String>,
+    },
 }
 
 /// Lower case, trimmed, with spaces and hyphens as underscores: `Worked then wrong` and
@@ -78,13 +80,16 @@ impl Vocabulary {
     }
 }
 
+/// A CSV's normalized header names, and its rows with the line each starts on.
+pub type Rows = (Vec<String>, Vec<(u64, csv::StringRecord)>);
+
 /// A labels CSV: its header (normalized names) and its non-blank rows, each with the line it
 /// starts on (the header is line 1), counted from the bytes so CRLF files and quoted
 /// multi-line cells number rows as an editor does.
 ///
 /// # Errors
 /// When the file cannot be read or is not CSV.
-pub fn read_rows(path: &Path) -> Result<(Vec<String>, Vec<(u64, csv::StringRecord)>), SpotcheckError> {
+pub fn read_rows(path: &Path) -> Result<Rows, SpotcheckError> {
     let shown = crate::ingest::diag::display_path(path);
     let bytes = std::fs::read(path).map_err(|e| SpotcheckError::read(&shown, &e))?;
     let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());

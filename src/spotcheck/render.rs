@@ -63,10 +63,10 @@ const BAR: &str = "┃";
 /// # Errors
 /// When `--step` names a step the trajectory does not have.
 pub fn render(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Result<String, StepOutOfRange> {
-    if let Some(s) = o.step {
-        if s as usize >= t.steps.len() {
-            return Err(StepOutOfRange { step: s, len: t.steps.len() });
-        }
+    if let Some(s) = o.step
+        && s as usize >= t.steps.len()
+    {
+        return Err(StepOutOfRange { step: s, len: t.steps.len() });
     }
     let mut by_step: BTreeMap<u32, Vec<&Evidence>> = BTreeMap::new();
     for e in &v.evidence {
@@ -368,20 +368,20 @@ impl Text<'_> {
             }
         }
         let _ = writeln!(out, "  {}", self.paint(DIM, &scope_line(self.t, self.o)));
-        if let (Some(first), Some(n)) = (shown.first(), self.o.step) {
-            let _ = n;
-            if first.index > 0 {
-                let _ = writeln!(out, "\n  … {} not shown …", span(0, first.index - 1));
-            }
+        if let (Some(first), Some(_)) = (shown.first(), self.o.step)
+            && first.index > 0
+        {
+            let _ = writeln!(out, "\n  … {} not shown …", span(0, first.index - 1));
         }
         for s in shown {
             out.push('\n');
             self.step(&mut out, s);
         }
-        if let (Some(last), Some(_)) = (shown.last(), self.o.step) {
-            if (last.index as usize) + 1 < self.t.steps.len() {
-                let _ = writeln!(out, "\n  … {} not shown …", span(last.index + 1, u32::try_from(self.t.steps.len() - 1).unwrap_or(u32::MAX)));
-            }
+        if let (Some(last), Some(_)) = (shown.last(), self.o.step)
+            && (last.index as usize) + 1 < self.t.steps.len()
+        {
+            let end = u32::try_from(self.t.steps.len() - 1).unwrap_or(u32::MAX);
+            let _ = writeln!(out, "\n  … {} not shown …", span(last.index + 1, end));
         }
         out
     }

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::SpotcheckError;
 use super::labels::{LabelKind, PASSED, Vocabulary};
 use super::sample::{Key, uncell};
-use super::SpotcheckError;
 use crate::report::sanitize;
 use crate::stats::{ConfusionMatrix, DEFAULT_CONFIDENCE, Interval, Kappa, Proportion, cohen_kappa, wilson};
 
@@ -168,7 +168,10 @@ pub fn score(sheet: &[SheetLabel], key: &Key, vocab: &Vocabulary, rules_digest: 
         if let Some(id) = &r.trajectory_id {
             let expected = super::sample::cell(&k.trajectory_id);
             if id != uncell(&expected) && *id != k.trajectory_id {
-                mismatched.push(note(r, format!("the sheet says trajectory {id}, the key {}: the sheet and the key do not belong together", k.trajectory_id)));
+                mismatched.push(note(
+                    r,
+                    format!("the sheet says trajectory {id}, the key {}: the sheet and the key do not belong together", k.trajectory_id),
+                ));
                 continue;
             }
         }
@@ -184,7 +187,10 @@ pub fn score(sheet: &[SheetLabel], key: &Key, vocab: &Vocabulary, rules_digest: 
             LabelKind::Class(c) => c,
             LabelKind::Passed => PASSED.to_string(),
             LabelKind::Flag(f) => {
-                outside.push(note(r, format!("`{f}` is a flag, not a class; label the class (the flag's class is usually worked_then_wrong)")));
+                outside.push(note(
+                    r,
+                    format!("`{f}` is a flag, not a class; label the class (the flag's class is usually worked_then_wrong)"),
+                ));
                 continue;
             }
             LabelKind::Unknown { suggestion } => {
@@ -228,9 +234,11 @@ pub fn score(sheet: &[SheetLabel], key: &Key, vocab: &Vocabulary, rules_digest: 
             }
         })
         .collect();
-    let baseline = per_class.iter().filter(|c| c.human > 0).max_by(|a, b| a.human.cmp(&b.human).then(b.label.cmp(&a.label))).map(|c| {
-        Baseline { label: c.label.clone(), count: c.human, agreement: Proportion::new(c.human, cm.total()).rate() }
-    });
+    let baseline = per_class
+        .iter()
+        .filter(|c| c.human > 0)
+        .max_by(|a, b| a.human.cmp(&b.human).then(b.label.cmp(&a.label)))
+        .map(|c| Baseline { label: c.label.clone(), count: c.human, agreement: Proportion::new(c.human, cm.total()).rate() });
     let mut notes = Vec::new();
     if key.rules_digest != rules_digest {
         notes.push(format!(
@@ -383,7 +391,10 @@ pub fn render_table(s: &Score) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let _ = writeln!(out, "Per class (precision: of the machine's, how many the human agreed with; recall: of the human's, how many the machine found)\n{p}");
+    let _ = writeln!(
+        out,
+        "Per class (precision: of the machine's, how many the human agreed with; recall: of the human's, how many the machine found)\n{p}"
+    );
     let listed = |out: &mut String, title: &str, rows: &[RowNote]| {
         if rows.is_empty() {
             return;
@@ -424,16 +435,37 @@ pub fn render_markdown(s: &Score) -> String {
     let totals: Vec<String> = (0..cm.labels.len()).map(|j| cm.counts.iter().map(|r| r[j]).sum::<u64>().to_string()).collect();
     let _ = writeln!(out, "| total | {} | {} |\n", totals.join(" | "), cm.total());
     let a = &s.agreement;
-    let _ = writeln!(out, "- **Agreement:** {}/{} = {} {} ({:.0}% Wilson)", a.agreed, a.n, md(&pct(a.rate)), md(&ci(a.interval)), 100.0 * s.confidence);
+    let _ = writeln!(
+        out,
+        "- **Agreement:** {}/{} = {} {} ({:.0}% Wilson)",
+        a.agreed,
+        a.n,
+        md(&pct(a.rate)),
+        md(&ci(a.interval)),
+        100.0 * s.confidence
+    );
     let _ = writeln!(out, "- **Cohen's kappa:** {}", md(&kappa_sentence(s)));
     let _ = writeln!(out, "- **Baseline:** {}\n", md(&baseline_sentence(s)));
     out.push_str("### Per class\n\n| class | human | machine | agreed | precision | 95% CI | recall | 95% CI |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for c in &s.per_class {
         let (pp, pc) = if c.machine == 0 { ("-".into(), "-".into()) } else { (pct(c.precision), ci(c.precision_interval)) };
         let (rp, rc) = if c.human == 0 { ("-".into(), "-".into()) } else { (pct(c.recall), ci(c.recall_interval)) };
-        let _ = writeln!(out, "| {} | {} | {} | {} | {} | {} | {} | {} |", md(&c.label), c.human, c.machine, c.agreed, md(&pp), md(&pc), md(&rp), md(&rc));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md(&c.label),
+            c.human,
+            c.machine,
+            c.agreed,
+            md(&pp),
+            md(&pc),
+            md(&rp),
+            md(&rc)
+        );
     }
-    for (title, rows) in [("Labels outside the taxonomy (not scored)", &s.outside_taxonomy), ("Rows that do not match the key (not scored)", &s.mismatched)] {
+    for (title, rows) in
+        [("Labels outside the taxonomy (not scored)", &s.outside_taxonomy), ("Rows that do not match the key (not scored)", &s.mismatched)]
+    {
         if rows.is_empty() {
             continue;
         }
@@ -464,7 +496,19 @@ mod tests {
         let words: Vec<&str> = [-0.1, 0.0, 0.2, 0.21, 0.4, 0.5, 0.6, 0.7, 0.8, 0.81, 1.0].iter().map(|&k| landis_koch(k)).collect();
         assert_eq!(
             words,
-            ["poor", "slight", "slight", "fair", "fair", "moderate", "moderate", "substantial", "substantial", "almost perfect", "almost perfect"]
+            [
+                "poor",
+                "slight",
+                "slight",
+                "fair",
+                "fair",
+                "moderate",
+                "moderate",
+                "substantial",
+                "substantial",
+                "almost perfect",
+                "almost perfect"
+            ]
         );
     }
 }

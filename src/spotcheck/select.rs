@@ -140,7 +140,10 @@ pub fn select(trajs: &[Trajectory], sel: &Selector) -> Result<usize, SelectError
             if *i < trajs.len() {
                 Ok(*i)
             } else {
-                Err(SelectError { message: format!("index {i} is past the last trajectory ({} in the input)", trajs.len()), candidates: all })
+                Err(SelectError {
+                    message: format!("index {i} is past the last trajectory ({} in the input)", trajs.len()),
+                    candidates: all,
+                })
             }
         }
         Selector::Token(tok) => {
