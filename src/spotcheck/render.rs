@@ -275,12 +275,14 @@ fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, St
     h.push(("ended", ended));
     if o.blind {
         let steps = evidence_steps(v);
+        let at_end = v.evidence.iter().any(|e| e.steps.is_empty());
         let mut s = match steps.as_slice() {
-            [] => "no step".to_string(),
+            [] if at_end => "the run's end status".to_string(),
+            [] => "no step is evidence".to_string(),
             [one] => format!("step {one}"),
             many => format!("steps {}", join_u32(many)),
         };
-        if v.evidence.iter().any(|e| e.steps.is_empty()) {
+        if at_end && !steps.is_empty() {
             s.push_str(", and the run's end status");
         }
         h.push(("look at", s));
