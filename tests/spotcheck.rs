@@ -508,3 +508,39 @@ fn audit_reports_each_problem_with_its_row_and_gates() {
     let r = coroner(&["spotcheck", "audit", &write("cols.csv", "who,what\na,b\n"), &shown]);
     assert_eq!(r.status.code(), Some(2));
 }
+
+#[test]
+fn each_item_opens_from_its_own_input_and_hostile_text_stays_inert() {
+    let tmp = tempdir();
+    // coroner JSONL records keep their original source paths; the show command must still
+    // name the JSONL it came from.
+    let jsonl = tmp.path().join("doubles.jsonl");
+    ok(&["ingest", "-q", "-o", &jsonl.display().to_string(), &samples("doubles").display().to_string()]);
+    let sheet = tmp.path().join("mixed.csv");
+    let hostile = samples("hostile");
+    ok(&[
+        "spotcheck",
+        "sample",
+        "-q",
+        "--per-class",
+        "20",
+        "--seed",
+        "1",
+        "-o",
+        &sheet.display().to_string(),
+        &jsonl.display().to_string(),
+        &hostile.display().to_string(),
+    ]);
+    let bytes = std::fs::read(&sheet).unwrap();
+    assert!(!bytes.contains(&0x1b) && !bytes.contains(&0x07), "the sheet carries raw control bytes");
+    let rows = sheet_rows(&bytes);
+    let hostile_row = rows.iter().find(|r| r["file"].contains("hostile__")).expect("the hostile trajectory failed and is drawn");
+    assert!(hostile_row["task_id"].contains("␛]0;task-title-pwned␇"), "{}", hostile_row["task_id"]);
+    assert!(hostile_row["show"].contains(&format!("coroner show {} ", hostile.display())), "{}", hostile_row["show"]);
+    let from_jsonl = rows.iter().find(|r| r["file"].contains("doubles/") && !r["steps"].is_empty()).unwrap();
+    assert!(from_jsonl["show"].starts_with(&format!("coroner show {} --id ", jsonl.display())), "{}", from_jsonl["show"]);
+    let args = words(&from_jsonl["show"]);
+    let out = String::from_utf8(ok(&args.iter().skip(1).map(String::as_str).collect::<Vec<_>>()).stdout).unwrap();
+    assert!(out.starts_with(&format!("{}\n", from_jsonl["trajectory_id"])), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("▶ #")), "{out}");
+}

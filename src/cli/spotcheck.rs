@@ -2,7 +2,7 @@
 //! classifier, audit a set of human labels.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -204,11 +204,6 @@ fn classify_all<T: Send>(
     Ok((out, summary.is_partial()))
 }
 
-/// The input (as given) a source file was reached from: the longest that contains it.
-fn input_of<'a>(inputs: &'a [PathBuf], source: &str) -> Option<&'a PathBuf> {
-    inputs.iter().filter(|i| Path::new(source).starts_with(i)).max_by_key(|i| i.components().count())
-}
-
 fn run_sample(a: &SampleArgs) -> u8 {
     let key_path = a.key.clone().unwrap_or_else(|| {
         let stem = a.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sheet".into());
@@ -222,10 +217,19 @@ fn run_sample(a: &SampleArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let (verdicts, partial) = match classify_all(&c, &a.classify, &a.inputs, a.quiet, &|_, v| v) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+    // One input at a time, so each item's `show` command names the input it came from and
+    // reads it the same way (a coroner JSONL's records carry their original source paths).
+    let (mut verdicts, mut input_of, mut partial) = (Vec::new(), Vec::new(), false);
+    for (k, input) in a.inputs.iter().enumerate() {
+        match classify_all(&c, &a.classify, std::slice::from_ref(input), a.quiet, &|_, v| v) {
+            Ok((vs, p)) => {
+                input_of.extend(std::iter::repeat_n(k, vs.len()));
+                verdicts.extend(vs);
+                partial |= p;
+            }
+            Err(code) => return code,
+        }
+    }
     let o = SampleOptions { per_class: a.per_class, passed: a.passed, seed: a.seed };
     let (chosen, strata) = sample::draw(&verdicts, &c.rules.taxonomy.precedence, &o);
     let extra = a.classify.as_args();
@@ -235,7 +239,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
         let v = &verdicts[i];
         let item = u32::try_from(k + 1).unwrap_or(u32::MAX);
         let source = v.source.clone().unwrap_or_default();
-        let input = input_of(&a.inputs, &source).map_or_else(|| source.clone(), |p| display_path(p));
+        let input = display_path(&a.inputs[input_of[i]]);
         rows.push(SheetRow {
             item,
             trajectory_id: v.trajectory_id.clone(),
