@@ -17,5 +17,6 @@ pub mod ingest;
 pub mod model;
 pub mod registry;
 pub mod report;
+pub mod spotcheck;
 pub mod stats;
 pub mod study;

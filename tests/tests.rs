@@ -42,5 +42,9 @@ mod registry;
 mod report;
 /// Generated schemas match the types.
 mod schema;
+/// `coroner show`: evidence marked, folding, choosing a trajectory, a hostile transcript neutralized.
+mod show;
+/// `coroner spotcheck`: seeded stratified blind samples, scores against the kappa vectors, audits of labels.
+mod spotcheck;
 /// The statistics library against every row of the reference vectors in ../shared/stats.
 mod stats;

@@ -7,6 +7,8 @@ mod output;
 mod registry;
 mod report;
 mod rules;
+mod show;
+mod spotcheck;
 
 use std::ffi::OsString;
 
@@ -34,6 +36,8 @@ pub enum Command {
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
+    Show(show::ShowArgs),
+    Spotcheck(spotcheck::SpotcheckArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -57,5 +61,7 @@ where
         Command::Report(a) => report::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::Show(a) => show::run(&a),
+        Command::Spotcheck(a) => spotcheck::run(&a),
     }
 }
