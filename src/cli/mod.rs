@@ -4,6 +4,7 @@ mod classify;
 mod compare;
 mod ingest;
 mod output;
+mod predict;
 mod registry;
 mod report;
 mod rules;
@@ -34,6 +35,7 @@ pub enum Command {
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
+    Predict(predict::PredictArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -57,5 +59,6 @@ where
         Command::Report(a) => report::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::Predict(a) => predict::run(&a),
     }
 }
