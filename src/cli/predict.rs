@@ -122,12 +122,36 @@ fn load_predictions(path: &Path) -> Result<Loaded, u8> {
     })
 }
 
+/// The claim in words, marked when retracted (its design is still shown: a retraction does not
+/// change what was sealed).
+fn claim_text(p: &predict::Prediction) -> String {
+    let c = predict::check::describe(&p.claim);
+    if p.retracted.is_some() { format!("{c} (retracted)") } else { c }
+}
+
 fn default_lock(predictions: &Path) -> PathBuf {
     predictions.with_extension("lock")
 }
 
 fn fit() -> Fit {
     if std::io::stdout().is_terminal() { Fit::Terminal } else { Fit::None }
+}
+
+/// `path` relative to `dir` (`../study/study.toml` from `samples/predictions`), so a lock names
+/// its study the same way from any working directory; `path` as given when either is missing.
+fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let (Ok(p), Ok(d)) = (path.canonicalize(), dir.canonicalize()) else { return path.to_path_buf() };
+    let (pc, dc): (Vec<_>, Vec<_>) = (p.components().collect(), d.components().collect());
+    let common = pc.iter().zip(&dc).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..dc.len() {
+        out.push("..");
+    }
+    for c in &pc[common..] {
+        out.push(c);
+    }
+    out
 }
 
 /// Writes `text` to `path` through a temporary file beside it, so a failure never leaves half a file.
@@ -227,7 +251,7 @@ fn seal(a: &SealArgs) -> u8 {
     };
     let alpha = loaded.file.alpha;
     let rows: Vec<(String, predict::Detectable)> =
-        loaded.file.predictions.iter().map(|p| (predict::check::describe(&p.claim), predict::detectable(p, &design, alpha))).collect();
+        loaded.file.predictions.iter().map(|p| (claim_text(p), predict::detectable(p, &design, alpha))).collect();
     let dir = a.predictions.parent().unwrap_or(Path::new(""));
     let lock = Lock {
         format: predict::seal::LOCK_FORMAT,
@@ -237,7 +261,7 @@ fn seal(a: &SealArgs) -> u8 {
         predictions_file: a.predictions.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         predictions_sha256: digest,
         rules_sha256: rules.digest.clone(),
-        study: a.study.as_ref().map(|s| crate::ingest::diag::display_path(s)),
+        study: a.study.as_ref().map(|s| crate::ingest::diag::display_path(&relative_to(s, out.parent().unwrap_or(Path::new(""))))),
         registries,
         design: rows.iter().map(|(_, d)| d.clone()).collect(),
     };
@@ -291,8 +315,9 @@ fn seal(a: &SealArgs) -> u8 {
     let under = rows.iter().filter(|(_, d)| d.underpowered).count();
     if under > 0 {
         msg.push_str(&format!(
-            "{under} {} cannot be settled at this n either way; consider a wider claim or more tasks before the run\n",
-            if under == 1 { "prediction" } else { "predictions" }
+            "{under} {} underpowered: this design can never confirm or never refute {}; widen the claim, add tasks, or retract it before the run\n",
+            if under == 1 { "prediction is" } else { "predictions are" },
+            if under == 1 { "it" } else { "them" }
         ));
     }
     if let Err(e) = super::output::print_stdout(&msg) {

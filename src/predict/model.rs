@@ -232,7 +232,7 @@ pub enum Comparator {
     /// Equal within `tolerance` (default 0: exactly).
     #[serde(rename = "==")]
     Eq,
-    /// Approximately: equal within `tolerance`, which is required.
+    /// Approximately: equal within `tolerance`, which is required (`~=` is read too).
     #[serde(rename = "≈", alias = "~=")]
     Approx,
 }

@@ -173,10 +173,6 @@ pub fn detectable(p: &Prediction, design: &DesignInfo, alpha: f64) -> Detectable
 fn detectable_raw(p: &Prediction, design: &DesignInfo, alpha: f64) -> Detectable {
     let c = &p.claim;
     let mut out = Detectable { id: p.id.clone(), n: None, detectable: None, underpowered: false, note: String::new() };
-    if p.retracted.is_some() {
-        out.note = "retracted".into();
-        return out;
-    }
     let quantity = c.metric.quantity();
     if quantity == Quantity::Count {
         out.note = "exact count: no sampling error".into();
