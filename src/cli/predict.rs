@@ -350,10 +350,10 @@ fn check(a: &CheckArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             super::print_diagnostic(&e);
-            if let (Some(path), predict::check::CheckError::Seal(s)) = (&a.junit, &e) {
-                if let Err(err) = write_file(path, &predict::junit::seal_failure(&title, &lock_shown, &s.problems)) {
-                    eprintln!("error: failed to write {}: {err}", path.display());
-                }
+            if let (Some(path), predict::check::CheckError::Seal(s)) = (&a.junit, &e)
+                && let Err(err) = write_file(path, &predict::junit::seal_failure(&title, &lock_shown, &s.problems))
+            {
+                eprintln!("error: failed to write {}: {err}", path.display());
             }
             return exit::USAGE;
         }
@@ -368,11 +368,11 @@ fn check(a: &CheckArgs) -> u8 {
         return exit::IO;
     }
     for (path, body) in [(&a.markdown, predict::render::markdown(&report)), (&a.junit, predict::junit::junit(&report))] {
-        if let Some(path) = path {
-            if let Err(e) = write_file(path, &body) {
-                eprintln!("error: failed to write {}: {e}", path.display());
-                return exit::IO;
-            }
+        if let Some(path) = path
+            && let Err(e) = write_file(path, &body)
+        {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return exit::IO;
         }
     }
     if report.refuted_any() {

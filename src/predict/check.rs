@@ -395,14 +395,14 @@ pub fn evaluate(loaded: &Loaded, run: &StudyRun, seal: SealSummary) -> CheckRepo
         if let Some(r) = &p.retracted {
             e.status = Status::Retracted;
             let at = crate::ingest::adapters::common::parse_time(&r.at);
-            if let (Some(at), Some(first)) = (at, first_run) {
-                if at > first {
-                    e.note = Some(format!(
-                        "retracted at {} — after the run's first trajectory ({}), when results may have been seen",
-                        r.at,
-                        seal.earliest.clone().unwrap_or_default()
-                    ));
-                }
+            if let (Some(at), Some(first)) = (at, first_run)
+                && at > first
+            {
+                e.note = Some(format!(
+                    "retracted at {} — after the run's first trajectory ({}), when results may have been seen",
+                    r.at,
+                    seal.earliest.clone().unwrap_or_default()
+                ));
             }
             out.push(e);
             continue;
@@ -510,6 +510,7 @@ pub enum CheckError {
 /// # Errors
 /// Every way the seal does not hold, in one error; then claims naming a class the rules lack
 /// or an arm the run lacks.
+#[expect(clippy::result_large_err, reason = "the diagnostic carries its source for the labels; it is built once, on the way out")]
 pub fn check(
     loaded: &Loaded,
     lock: &Lock,

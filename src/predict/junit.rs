@@ -80,10 +80,10 @@ pub fn junit(r: &CheckReport) -> String {
         if let Some(i) = e.interval {
             let _ = write!(detail, "\ninterval: {} ({})", interval_text(e.metric, i), e.method.as_deref().unwrap_or_default());
         }
-        if !e.exact {
-            if let (Some(p), Some(h)) = (e.p, e.p_holm) {
-                let _ = write!(detail, "\np (claim false): {p:.4}, Holm {h:.4}");
-            }
+        if !e.exact
+            && let (Some(p), Some(h)) = (e.p, e.p_holm)
+        {
+            let _ = write!(detail, "\np (claim false): {p:.4}, Holm {h:.4}");
         }
         if let Some(n) = &e.note {
             let _ = write!(detail, "\nnote: {n}");

@@ -48,6 +48,7 @@ pub struct Loaded {
     pub file: PredictionsFile,
 }
 
+#[expect(clippy::result_large_err, reason = "the diagnostic carries its source for the labels; it is built once, on the way out")]
 impl Loaded {
     /// Reads and checks `path` (names of classes and arms are checked later, against the rules
     /// and the run: [`Loaded::check_classes`], [`Loaded::check_arms`]).
@@ -307,6 +308,7 @@ mod tests {
         ["infrastructure", "budget_exhausted", "worked_then_wrong"].iter().map(|s| (*s).to_string()).collect()
     }
 
+    #[expect(clippy::result_large_err, reason = "the diagnostic carries its source for the labels; it is built once, on the way out")]
     fn parse(text: &str) -> Result<Loaded, PredictionsError> {
         let l = Loaded::parse(Path::new("p.toml"), "p.toml", text.to_string())?;
         l.check_classes(&classes())?;

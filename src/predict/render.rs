@@ -74,10 +74,10 @@ fn refuted_detail(e: &Evaluation) -> String {
     if let Some(i) = e.interval {
         let _ = write!(s, ", interval {}", interval_text(e.metric, i));
     }
-    if !e.exact {
-        if let (Some(p), Some(h)) = (e.p_against, e.p_against_holm) {
-            let _ = write!(s, "; p against the claim {} (Holm {})", p_text(Some(p), e), p_text(Some(h), e));
-        }
+    if !e.exact
+        && let (Some(p), Some(h)) = (e.p_against, e.p_against_holm)
+    {
+        let _ = write!(s, "; p against the claim {} (Holm {})", p_text(Some(p), e), p_text(Some(h), e));
     }
     s
 }

@@ -74,6 +74,7 @@ impl Lock {
     ///
     /// # Errors
     /// Unreadable, not TOML, or not a lock (with the span).
+    #[expect(clippy::result_large_err, reason = "the diagnostic carries its source for the labels; it is built once, on the way out")]
     pub fn read(path: &Path) -> Result<Self, LockError> {
         let shown = crate::ingest::diag::display_path(path);
         let text = std::fs::read_to_string(path).map_err(|e| LockError {
