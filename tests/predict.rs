@@ -95,7 +95,13 @@ fn the_sample_predictions_pass_the_ci_gate() {
             "json",
         ],
     );
-    assert_eq!(r.status.code(), Some(0), "{}\n{}", stdout(&r), stderr(&r));
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}\n{}\nafter a change to rules/, re-seal the sample as samples/predictions/README.md says",
+        stdout(&r),
+        stderr(&r)
+    );
     let rep = report(&r);
     assert_eq!(
         (rep["confirmed"].as_u64(), rep["inconclusive"].as_u64(), rep["refuted"].as_u64(), rep["retracted"].as_u64()),
