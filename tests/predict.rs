@@ -293,6 +293,29 @@ fn a_late_seal_is_refused_unless_allowed() {
     assert_eq!(check(tmp.path(), &[]).status.code(), Some(0));
 }
 
+/// Regression: arms taken from transcript metadata (no study file) carried no first-trajectory
+/// time, so a late seal over plain run directories went unnoticed.
+#[test]
+fn a_late_seal_over_run_directories_is_refused_too() {
+    let tmp = tempdir();
+    let arm = "terminus-2/anthropic/claude-sonnet-4";
+    std::fs::write(
+        tmp.path().join("predictions.toml"),
+        prediction("t", &format!("metric = \"looping_runs\", arm = \"{arm}\", comparator = \"<=\", value = 2"), "e"),
+    )
+    .unwrap();
+    let seal = coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--now", "2026-03-01T00:00:00Z"]);
+    assert_eq!(seal.status.code(), Some(0), "{}", stderr(&seal));
+    let (a, b) = (s(&root().join("samples/study/arm-a")), s(&root().join("samples/study/arm-b")));
+    let r = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &a, &b, "-q"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));
+    assert!(stderr(&r).contains("is later than the run's first trajectory (2026-02-20T09:"), "{}", stderr(&r));
+    let r = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &a, &b, "-q", "--allow-late", "--format", "json"]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let rep = report(&r);
+    assert_eq!((rep["seal"]["late"].as_bool(), by_id(&rep)["t"]["estimate"].as_f64()), (Some(true), Some(2.0)));
+}
+
 #[test]
 fn malformed_predictions_are_diagnosed_with_a_span() {
     for (name, needle) in [("syntax", "missing comma"), ("claims", "a rate of 15 is")] {
