@@ -260,6 +260,33 @@ fn changed_rules_break_the_seal() {
 }
 
 #[test]
+fn a_changed_or_missing_registry_breaks_the_seal() {
+    let tmp = tempdir();
+    let import = |tools: &str| {
+        std::fs::write(tmp.path().join("tools.json"), tools).unwrap();
+        let r = coroner_in(tmp.path(), &["registry", "import", "tools.json", "--harness", "terminus-2", "-o", "reg.json"]);
+        assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    };
+    import(r#"["bash", "submit"]"#);
+    write_and_seal(
+        tmp.path(),
+        &prediction("t", &format!("metric = \"looping_runs\", arm = \"{A}\", comparator = \">=\", value = 0"), "e"),
+        BEFORE,
+        &["--registry", "reg.json"],
+    );
+    let lock = std::fs::read_to_string(tmp.path().join("predictions.lock")).unwrap();
+    assert!(lock.contains("[registries]\n\"reg.json\" = \""), "{lock}");
+    assert_eq!(check(tmp.path(), &["--registry", "reg.json"]).status.code(), Some(0));
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("the sealed registry reg.json (sha256"), "{}", stderr(&r));
+    import(r#"["bash", "submit", "python"]"#);
+    let r = check(tmp.path(), &["--registry", "reg.json"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("the registry reg.json changed since sealing"), "{}", stderr(&r));
+}
+
+#[test]
 fn a_late_seal_is_refused_unless_allowed() {
     let tmp = tempdir();
     let body = prediction("t", &format!("metric = \"pass_rate\", arm = \"{B}\", comparator = \"<=\", value = 0.9"), "e");
