@@ -15,6 +15,7 @@ pub mod cli;
 pub mod exit;
 pub mod ingest;
 pub mod model;
+pub mod predict;
 pub mod registry;
 pub mod report;
 pub mod spotcheck;

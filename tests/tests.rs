@@ -36,6 +36,8 @@ mod ingest_tau_bench;
 mod ingest_terminal_bench;
 /// Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
 mod ingest_terminal_capture;
+/// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.
+mod predict;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.

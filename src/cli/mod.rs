@@ -4,6 +4,7 @@ mod classify;
 mod compare;
 mod ingest;
 mod output;
+mod predict;
 mod registry;
 mod report;
 mod rules;
@@ -38,6 +39,7 @@ pub enum Command {
     Registry(registry::RegistryArgs),
     Show(show::ShowArgs),
     Spotcheck(spotcheck::SpotcheckArgs),
+    Predict(predict::PredictArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -63,5 +65,6 @@ where
         Command::Registry(a) => registry::run(&a),
         Command::Show(a) => show::run(&a),
         Command::Spotcheck(a) => spotcheck::run(&a),
+        Command::Predict(a) => predict::run(&a),
     }
 }
