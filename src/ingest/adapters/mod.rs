@@ -5,8 +5,11 @@ pub mod atif;
 pub mod common;
 pub mod coroner_jsonl;
 pub mod harbor;
+pub mod inspect;
+pub mod inspect_eval;
 pub mod mini_swe_agent;
 pub mod openhands;
+pub mod otel;
 pub mod sidecar;
 pub mod swe_agent;
 pub mod terminal_bench;
@@ -34,6 +37,9 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchCapture,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
+        &inspect::InspectEval,
+        &inspect::InspectJson,
+        &otel::OtelSpans,
         &aider::AiderResults,
         &aider::AiderChatHistory,
         &aider::ExercismConfig,
