@@ -771,7 +771,6 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
 
     let samples: Vec<Member> =
         zip.members().iter().filter(|m| m.name.starts_with(inspect_eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
-    let mut read: BTreeSet<String> = BTreeSet::new();
     for m in &samples {
         let bytes = match zip.read(m, limits.member) {
             Ok(b) => b,
@@ -789,13 +788,10 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
             }
         };
         let at = SampleSource { src: &src, file_ix: 1, files: vec![archive.clone(), src.provenance("sample")] };
-        let before = out.emitted;
         emit_sample(text, &at, &ctx, adapter, out, "Inspect sample");
-        if out.emitted > before {
-            read.insert(m.name.trim_start_matches(inspect_eval::SAMPLES_DIR).to_string());
-        }
     }
-    missing_from_summaries(&mut zip, limits, &read, out);
+    let present: BTreeSet<String> = samples.iter().map(|m| m.name.trim_start_matches(inspect_eval::SAMPLES_DIR).to_string()).collect();
+    missing_from_summaries(&mut zip, limits, &present, out);
     Ok(())
 }
 
@@ -849,9 +845,10 @@ struct RawSummary {
     epoch: Option<u64>,
 }
 
-/// Samples that `summaries.json` (or the journal's summaries) lists but that no readable
-/// member holds: reported once, so a lost sample is never silent.
-fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, read: &BTreeSet<String>, out: &mut Output<'_>) {
+/// Samples that `summaries.json` (or the journal's summaries) lists but that have no member
+/// at all: reported once, so a lost sample is never silent. (A member that is present but
+/// unreadable already has its own diagnostic.)
+fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTreeSet<String>, out: &mut Output<'_>) {
     let names: Vec<Member> = match zip.find(inspect_eval::SUMMARIES_JSON) {
         Some(m) => vec![m.clone()],
         None => zip.members().iter().filter(|m| m.name.starts_with(inspect_eval::JOURNAL_SUMMARIES)).cloned().collect(),
@@ -862,7 +859,7 @@ fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, read: &BTreeSet
         let Ok(rows) = serde_json::from_slice::<Vec<RawSummary>>(&bytes) else { continue };
         listed.extend(rows.iter().map(|r| format!("{}_epoch_{}.json", id_string(&r.id), r.epoch.unwrap_or(1))));
     }
-    let missing: Vec<&String> = listed.iter().filter(|n| !read.contains(*n)).collect();
+    let missing: Vec<&String> = listed.iter().filter(|n| !present.contains(*n)).collect();
     if missing.is_empty() {
         return;
     }
@@ -871,9 +868,9 @@ fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, read: &BTreeSet
         InputError::new(
             InputErrorKind::Corrupt,
             zip.member_display(inspect_eval::SUMMARIES_JSON).as_str(),
-            format!("read {} sample(s) the summaries list: {}", missing.len(), shown.join(", ")),
+            format!("find {} sample(s) the summaries list: {}", missing.len(), shown.join(", ")),
         )
-        .with_help("these samples are listed as finished but their members are missing or unreadable (see the diagnostics above)"),
+        .with_help("these samples are listed as finished but the archive has no member for them (it was cut or rewritten)"),
     );
 }
 
