@@ -257,10 +257,10 @@ fn events(raw: &[&RawValue], attachments: &BTreeMap<String, String>) -> EventFac
     for r in raw {
         // An event that does not parse costs only what it would have added.
         let Ok(e) = serde_json::from_str::<RawEvent<'_>>(r.get()) else { continue };
-        if let Some(ts) = &e.timestamp {
-            if f.first.is_none() {
-                f.first = Some(ts.clone());
-            }
+        if let Some(ts) = &e.timestamp
+            && f.first.is_none()
+        {
+            f.first = Some(ts.clone());
         }
         if let Some(ts) = e.completed.as_ref().or(e.timestamp.as_ref()) {
             f.last = Some(ts.clone());
@@ -699,10 +699,10 @@ fn score_outcome(value: &Value, file: &str, field: &str) -> Outcome {
 /// The verdict of the first scorer, and its extracted answer.
 fn outcome(s: &RawSample<'_>, file: &str) -> (Outcome, Option<String>) {
     let mut scores: Vec<(String, &Value)> = s.scores.iter().flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v))).collect();
-    if scores.is_empty() {
-        if let Some(v) = &s.score {
-            scores.push(("score".into(), v));
-        }
+    if scores.is_empty()
+        && let Some(v) = &s.score
+    {
+        scores.push(("score".into(), v));
     }
     let Some((name, first)) = scores.first() else { return (Outcome::unknown(), None) };
     let value = first.get("value").unwrap_or(&Value::Null);

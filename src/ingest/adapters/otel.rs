@@ -192,14 +192,14 @@ fn attrs_of(v: Option<&Value>) -> Attrs {
         _ => {}
     }
     for (k, v) in &mut out {
-        if STRUCTURED.contains(&k.as_str()) {
-            if let Value::String(s) = v {
-                let t = s.trim_start();
-                if t.starts_with('[') || t.starts_with('{') {
-                    if let Ok(parsed) = serde_json::from_str::<Value>(s) {
-                        *v = parsed;
-                    }
-                }
+        if STRUCTURED.contains(&k.as_str())
+            && let Value::String(s) = v
+        {
+            let t = s.trim_start();
+            if (t.starts_with('[') || t.starts_with('{'))
+                && let Ok(parsed) = serde_json::from_str::<Value>(s)
+            {
+                *v = parsed;
             }
         }
     }
@@ -416,10 +416,10 @@ fn indexed_messages(a: &Attrs, prefix: &str) -> Vec<Value> {
         let Some((ix, field)) = rest.split_once('.') else { continue };
         let Ok(ix) = ix.parse::<usize>() else { continue };
         if let Some(call) = field.strip_prefix("tool_calls.") {
-            if let Some((cix, cfield)) = call.split_once('.') {
-                if let Ok(cix) = cix.parse::<usize>() {
-                    calls.entry((ix, cix)).or_default().insert(cfield.to_string(), v.clone());
-                }
+            if let Some((cix, cfield)) = call.split_once('.')
+                && let Ok(cix) = cix.parse::<usize>()
+            {
+                calls.entry((ix, cix)).or_default().insert(cfield.to_string(), v.clone());
             }
             continue;
         }
@@ -656,13 +656,11 @@ impl<'a> Builder<'a> {
                 str_attr(&s.attrs, "gen_ai.response.model").or_else(|| str_attr(&s.attrs, "gen_ai.request.model")).map(ToString::to_string);
         }
         let first_turn = !self.steps.iter().any(|x| x.role == Role::Assistant);
-        if first_turn {
-            if let Some(sys) = s.attrs.get("gen_ai.system_instructions").and_then(Value::as_array) {
-                let mut step = Step::new(Role::System, parts_text(sys).0);
-                step.agent.clone_from(&agent);
-                step.source_span = s.span;
-                self.steps.push(step);
-            }
+        if first_turn && let Some(sys) = s.attrs.get("gen_ai.system_instructions").and_then(Value::as_array) {
+            let mut step = Step::new(Role::System, parts_text(sys).0);
+            step.agent.clone_from(&agent);
+            step.source_span = s.span;
+            self.steps.push(step);
         }
         let (input, output) = model_messages(s);
         // What is new in this turn's input: everything on the first turn, then what follows
@@ -834,10 +832,10 @@ fn trace_record(trace: &str, mut spans: Vec<Span>, file: &crate::model::SourceFi
     let mut b = Builder::new(&spans);
     // Definitions on the agent span apply before its first turn.
     for s in &spans {
-        if operation(s) == Some("invoke_agent") {
-            if let Some(defs) = s.attrs.get("gen_ai.tool.definitions").cloned() {
-                b.declare(&defs);
-            }
+        if operation(s) == Some("invoke_agent")
+            && let Some(defs) = s.attrs.get("gen_ai.tool.definitions").cloned()
+        {
+            b.declare(&defs);
         }
     }
     for s in &spans {
@@ -874,10 +872,10 @@ fn trace_record(trace: &str, mut spans: Vec<Span>, file: &crate::model::SourceFi
         t.usage.wall_seconds = Some(secs);
     }
     let mut tok = b.tokens.clone();
-    if b.model_calls == 0 || (tok.prompt.is_none() && tok.completion.is_none()) {
-        if let Some(r) = root {
-            tok = usage_of(&r.attrs);
-        }
+    if (b.model_calls == 0 || (tok.prompt.is_none() && tok.completion.is_none()))
+        && let Some(r) = root
+    {
+        tok = usage_of(&r.attrs);
     }
     t.usage.prompt_tokens = tok.prompt;
     t.usage.completion_tokens = tok.completion;
