@@ -105,6 +105,13 @@ fn eval_archive_samples_epochs_limits_errors_and_scores() {
     let (ts, s) = ingest(&[&path]);
     assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
     assert!(matches!(s.files[0].status, FileStatus::Ingested { adapter: "inspect-eval", trajectories: 6 }));
+    // Records of an .eval are streamed to the output one by one, finalized as they go, in
+    // member order.
+    let order: Vec<(&str, u32)> = ts.iter().map(|t| (t.task_id.as_str(), t.trial)).collect();
+    assert_eq!(order, [("count-lines", 0), ("count-lines", 1), ("find-flag", 0), ("find-flag", 1), ("3", 0), ("3", 1)]);
+    let ids: std::collections::BTreeSet<&str> = ts.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids.len(), 6);
+    assert!(ts.iter().all(|t| t.arm.as_deref() == Some("inspect/anthropic/claude-3-5-haiku-20241022")));
     for t in &ts {
         assert_eq!(t.model.as_deref(), Some("anthropic/claude-3-5-haiku-20241022"));
         assert_eq!(t.harness_version.as_deref(), Some("0.3.130"));

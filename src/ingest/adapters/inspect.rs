@@ -903,6 +903,11 @@ impl Adapter for InspectEval {
         }
     }
 
+    /// An `.eval` holds any number of samples: records go out one at a time.
+    fn streams(&self, _unit: &Unit) -> bool {
+        true
+    }
+
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         read_eval(unit, Limits::DEFAULT, self.name(), out)
     }
