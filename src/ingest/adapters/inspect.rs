@@ -136,8 +136,8 @@ struct RawSample<'a> {
     turn_count: Option<u64>,
     #[serde(default)]
     token_limit_usage: Option<u64>,
-    #[serde(default)]
-    attachments: BTreeMap<String, String>,
+    #[serde(borrow, default)]
+    attachments: Attachments<'a>,
 }
 
 #[derive(Deserialize)]
@@ -247,11 +247,18 @@ struct EventFacts {
     last: Option<String>,
 }
 
-fn attachment<'a>(text: &'a str, attachments: &'a BTreeMap<String, String>) -> &'a str {
-    text.strip_prefix("attachment://").and_then(|h| attachments.get(h)).map_or(text, String::as_str)
+/// Content Inspect moved out of messages and events (`attachment://<hash>`), kept raw so an
+/// image-heavy sample is not copied: only what a step shows is decoded.
+type Attachments<'a> = BTreeMap<String, &'a RawValue>;
+
+fn attachment<'a>(text: &'a str, attachments: &Attachments<'_>) -> std::borrow::Cow<'a, str> {
+    text.strip_prefix("attachment://")
+        .and_then(|h| attachments.get(h))
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+        .map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
-fn events(raw: &[&RawValue], attachments: &BTreeMap<String, String>) -> EventFacts {
+fn events(raw: &[&RawValue], attachments: &Attachments<'_>) -> EventFacts {
     let mut f = EventFacts::default();
     let mut seen_tools: BTreeSet<String> = BTreeSet::new();
     for r in raw {
@@ -310,9 +317,9 @@ fn tokens_of(u: &Value) -> Tokens {
 
 /// Text and reasoning of a message `content`: a string, or a list of content parts
 /// (`text`, `reasoning`, `image`, `tool_use`, ...). Media parts are named, not dropped.
-fn content(v: &Value, attachments: &BTreeMap<String, String>) -> (String, Option<String>) {
+fn content(v: &Value, attachments: &Attachments<'_>) -> (String, Option<String>) {
     match v {
-        Value::String(s) => (attachment(s, attachments).to_string(), None),
+        Value::String(s) => (attachment(s, attachments).into_owned(), None),
         Value::Array(parts) => {
             let mut text: Vec<String> = Vec::new();
             let mut reasoning: Vec<String> = Vec::new();
@@ -321,13 +328,13 @@ fn content(v: &Value, attachments: &BTreeMap<String, String>) -> (String, Option
                 match kind {
                     "text" => {
                         if let Some(t) = p.get("text").and_then(Value::as_str) {
-                            text.push(attachment(t, attachments).to_string());
+                            text.push(attachment(t, attachments).into_owned());
                         }
                     }
                     "reasoning" => {
                         let redacted = p.get("redacted").and_then(Value::as_bool).unwrap_or(false);
                         match p.get("reasoning").and_then(Value::as_str) {
-                            Some(r) if !redacted => reasoning.push(attachment(r, attachments).to_string()),
+                            Some(r) if !redacted => reasoning.push(attachment(r, attachments).into_owned()),
                             _ => reasoning.push("[redacted reasoning]".into()),
                         }
                     }
@@ -419,7 +426,7 @@ fn sample(raw: &str, at: &SampleSource<'_>, ctx: &LogContext, adapter: &str) -> 
     Ok(t)
 }
 
-fn message_step(msg: &RawMessage, facts: &EventFacts, attachments: &BTreeMap<String, String>) -> Step {
+fn message_step(msg: &RawMessage, facts: &EventFacts, attachments: &Attachments<'_>) -> Step {
     let (text, reasoning) = content(&msg.content, attachments);
     let role = match msg.role.as_str() {
         "system" => Role::System,
