@@ -631,9 +631,15 @@ impl<'a> Builder<'a> {
         let pos = self.pending.iter().position(|(pid, _, _)| id.is_some() && pid == &id).or_else(|| {
             name.as_ref().and_then(|n| self.pending.iter().position(|(pid, pn, _)| pn == n && (id.is_none() || pid.is_none())))
         });
+        let mut id = id;
         if let Some(p) = pos {
-            let (_, _, at) = self.pending.remove(p);
+            let (pid, _, at) = self.pending.remove(p);
             r.call = Some(at);
+            // A tool span without a call id answers the call it matched by name: take its id,
+            // so the next turn's replayed tool message is not counted again.
+            if id.is_none() {
+                id = pid;
+            }
         }
         if let Some(id) = &id {
             self.answered.insert(id.clone());
@@ -1063,6 +1069,40 @@ mod tests {
         let msg = message(&m[0]);
         assert_eq!(msg.calls.len(), 1);
         assert_eq!(msg.calls[0].1, "search");
+    }
+
+    fn spans(v: &Value) -> Vec<Span> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| span_from(serde_json::from_value(s.clone()).unwrap(), None, None, i).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_tool_span_without_call_id_answers_once() {
+        let user = serde_json::json!({"role": "user", "parts": [{"type": "text", "content": "go"}]});
+        let call = serde_json::json!({"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "ls", "arguments": {}}]});
+        let reply = serde_json::json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "a b"}]});
+        let done = serde_json::json!({"role": "assistant", "parts": [{"type": "text", "content": "done"}]});
+        let chat = |id: &str, t: &str, input: Value, output: Value| {
+            serde_json::json!({"traceId": "t", "spanId": id, "name": "chat m", "startTimeUnixNano": t, "attributes": {
+                "gen_ai.operation.name": "chat", "gen_ai.input.messages": input.to_string(), "gen_ai.output.messages": output.to_string()}})
+        };
+        let v = serde_json::json!([
+            chat("1", "1", serde_json::json!([user]), serde_json::json!([call])),
+            {"traceId": "t", "spanId": "2", "name": "execute_tool ls", "startTimeUnixNano": "2",
+             "attributes": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "ls", "gen_ai.tool.call.result": "a b"}},
+            chat("3", "3", serde_json::json!([user, call, reply]), serde_json::json!([done])),
+        ]);
+        let file = crate::model::SourceFile { path: "f".into(), sha256: String::new(), role: "transcript".into() };
+        let t = trace_record("t", spans(&v), &file).unwrap();
+        let results: Vec<&ToolResult> = t.steps.iter().flat_map(|s| &s.tool_results).collect();
+        assert_eq!(results.len(), 1, "{:?}", t.steps);
+        assert_eq!(results[0].call_id.as_deref(), Some("c1"));
+        assert_eq!(results[0].call, Some(CallRef { step: 1, call: 0 }));
+        assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
     }
 
     #[test]
