@@ -959,6 +959,11 @@ impl Adapter for InspectJson {
         Err("no eval.task / eval.model / eval.run_id".into())
     }
 
+    /// A log of many samples: records go out one at a time, beside the file's bytes.
+    fn streams(&self, _unit: &Unit) -> bool {
+        true
+    }
+
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
         let text = src.text()?;
