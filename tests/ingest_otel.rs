@@ -19,6 +19,7 @@ fn otlp_export_one_record_per_trace() {
     assert_eq!(t.task_id, "conv_7f3a", "the conversation id when the spans carry one");
     assert_eq!(t.harness, "Triage");
     assert_eq!(t.model.as_deref(), Some("gpt-4.1-mini-2025-04-14"));
+    assert!(t.notes.iter().any(|n| n == "provider: openai"), "from gen_ai.provider.name: {:?}", t.notes);
     let roles: Vec<Role> = t.steps.iter().map(|s| s.role).collect();
     use Role::{Assistant as A, System as S, Tool as T, User as U};
     assert_eq!(roles, [S, U, A, T, A, T, T, A]);
@@ -79,6 +80,7 @@ fn console_exporter_list_with_older_attribute_names() {
     assert_eq!(t.session_id.as_deref(), Some("0x6e0c63257de34c926f9efcd03927272e"));
     assert_eq!(t.harness, "code-helper", "service.name when no agent span names one");
     assert_eq!(t.model.as_deref(), Some("claude-3-5-sonnet-20241022"));
+    assert!(t.notes.iter().any(|n| n == "provider: anthropic"), "from gen_ai.system: {:?}", t.notes);
     // gen_ai.prompt.N / gen_ai.completion.N attributes, then gen_ai.content.* events.
     let roles: Vec<Role> = t.steps.iter().map(|s| s.role).collect();
     assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);

@@ -866,6 +866,11 @@ fn trace_record(trace: &str, mut spans: Vec<Span>, file: &crate::model::SourceFi
     if let Some(c) = &conversation {
         t.notes.push(format!("trace {trace}, conversation {c}"));
     }
+    // `gen_ai.provider.name` since v1.37, `gen_ai.system` before.
+    let provider = spans.iter().find_map(|s| str_attr(&s.attrs, "gen_ai.provider.name").or_else(|| str_attr(&s.attrs, "gen_ai.system")));
+    if let Some(p) = provider {
+        t.notes.push(format!("provider: {p}"));
+    }
     let (start, end) = match root {
         Some(r) if r.start.is_some() && r.end.is_some() => (r.start, r.end),
         _ => (spans.iter().filter_map(|s| s.start).min(), spans.iter().filter_map(|s| s.end).max()),
