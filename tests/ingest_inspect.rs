@@ -292,3 +292,15 @@ fn broken_logs_are_quarantined_with_a_position() {
     assert!(kinds.contains(&("cut.json".into(), InputErrorKind::Truncated, Some(3))), "{kinds:?}");
     assert_eq!(s.quarantined_files(), 2);
 }
+
+#[test]
+fn damaged_archive_diagnostics_render_stably() {
+    let names = ["inspect/invalid/no-header.eval", "inspect/invalid/corrupt-member.eval", "inspect/invalid/oversized-header.eval"];
+    let paths: Vec<std::path::PathBuf> = names.iter().map(|n| samples(n)).collect();
+    let refs: Vec<&Path> = paths.iter().map(std::path::PathBuf::as_path).collect();
+    let (_, s) = ingest(&refs);
+    let root = format!("{}/", crate::common::root().display());
+    let rendered: Vec<String> = s.diagnostics.iter().map(|d| coroner::ingest::diag::render_plain(d).replace(&root, "")).collect();
+    assert_eq!(rendered.len(), 3);
+    insta::assert_snapshot!("inspect_damaged_archives", rendered.join("\n"));
+}
