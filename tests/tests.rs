@@ -20,12 +20,16 @@ mod ingest_determinism;
 mod ingest_gemini_cli;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
 mod ingest_harbor;
+/// Inspect AI logs: the real `.json` log, `.eval` archives (deflate, zstd, a killed run), and damaged archives.
+mod ingest_inspect;
 /// AutoGen Magentic-One logs on the real corpus with a verdict file, a wrapped sample, bad input.
 mod ingest_magentic_one;
 /// mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
 mod ingest_mini_swe_agent;
 /// OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 mod ingest_openhands;
+/// OpenTelemetry GenAI spans: OTLP JSON, a console-exporter list with pre-1.37 names, JSONL with a broken line, verdict joins.
+mod ingest_otel;
 /// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
 mod ingest_swe_agent;
 /// talos SQLite run stores and run summaries (samples written from its source), corrupt stores.
