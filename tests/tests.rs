@@ -21,6 +21,8 @@ mod ingest_openhands;
 mod ingest_swe_agent;
 /// Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 mod ingest_terminal_bench;
+/// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
+mod notebooks;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.
