@@ -46,7 +46,7 @@ def main():
             return 1
         nbformat.write(nb, os.path.join(a.out, name))
         cells = sum(1 for c in nb.cells if c.cell_type == "code")
-        print(f"  ok: {cells} code cells in {time.monotonic() - started:.1f} s -> {os.path.join(a.out, name)}", flush=True)
+        print(f"  ok: {cells} code cells in {time.monotonic() - started:.1f} s", flush=True)
     return 0
 
 
