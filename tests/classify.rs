@@ -244,3 +244,34 @@ fn an_invalid_user_rule_fails_at_load_time_pointing_into_the_toml() {
     assert!(err.contains("mine.toml") && err.contains("invalid regex"), "{err}");
     insta::assert_snapshot!("invalid_user_rule", err);
 }
+
+#[test]
+fn tau_bench_classified_against_the_retail_registry_from_source_has_no_invented_hallucinations() {
+    let Some(dir) = corpus("tau-bench") else { return };
+    let reg = coroner::classify::LoadedRegistry {
+        file: "tau-bench-retail".into(),
+        registry: coroner::registry::load(&samples("registries/tau-bench-retail.registry.json")).unwrap(),
+    };
+    let known: BTreeSet<String> = reg.registry.tools.iter().map(|t| t.name.clone()).collect();
+    let c = Classifier::new(Rules::builtin().unwrap(), vec![reg], Options::default());
+    let (ts, _) = crate::common::ingest(&[&dir]);
+    assert_eq!(ts.len(), 14);
+    let mut called = BTreeSet::new();
+    for t in &ts {
+        let v = c.classify(t);
+        assert_eq!(v.registry_source, "registry:tau-bench-retail");
+        assert!(!v.classes.contains(&"hallucinated_tool".to_string()), "{}: {:?}", t.task_id, v.evidence);
+        assert!(!v.has_flag("registry_suspect"), "{}", t.task_id);
+        assert_eq!(v.mechanics.unknown_tool_calls, 0);
+        called.extend(t.calls().map(|(_, call)| call.name.clone()));
+        check_evidence(t, &v).unwrap();
+        if v.is_failure() {
+            // The deliverable is the database: the failed runs wrote to it and ended normally.
+            assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"), "{}", t.task_id);
+        }
+    }
+    assert!(called.len() >= 10 && called.is_subset(&known), "called {called:?}");
+    // Without the registry, nothing judges the names, and still nothing is invented.
+    let bare = classifier();
+    assert!(ts.iter().all(|t| !bare.classify(t).classes.contains(&"hallucinated_tool".to_string())));
+}

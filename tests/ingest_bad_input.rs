@@ -72,12 +72,15 @@ fn good_files_ingest_and_every_bad_one_is_quarantined_with_file_and_line() {
     assert!(giant.contains("giant-line.trajectory.json:1:"));
 
     // The rendered diagnostics of the committed fixtures are stable.
-    // The list of formats tried grows with every adapter; the snapshot keeps its place only.
-    let tried = regex::Regex::new(r"(?s)formats tried: .*?Name one with").unwrap();
+    // The list of formats tried grows with every adapter, and the help after it wraps wherever
+    // the list ends; the snapshot keeps the list's place and the help on one line.
+    let tried =
+        regex::Regex::new(r"(?s)formats tried: .*?Name\s+one\s+with\s+--format,\s+or\s+convert\s+the\s+file\s+to\s+coroner\s+JSONL")
+            .unwrap();
     let stable: Vec<String> = blocks
         .iter()
         .filter(|b| !b.contains("giant-line"))
-        .map(|b| tried.replace(b, "formats tried: [...] Name one with").into_owned())
+        .map(|b| tried.replace(b, "formats tried: [...] Name one with --format, or convert the file to coroner JSONL").into_owned())
         .collect();
     assert!(blocks.iter().any(|b| b.contains("atif: no schema_version")), "the unknown-format help lists each format with its reason");
     insta::assert_snapshot!("bad_input_diagnostics", stable.join("\n\n"));

@@ -88,7 +88,8 @@ fn real_trials_with_only_an_agent_log_have_no_steps_and_say_so() {
     assert!(logs.iter().all(|f| matches!(f.status, FileStatus::Companion { adapter: "terminal-bench-capture" })));
     for t in &ts {
         assert!(t.steps.is_empty());
-        assert!(t.notes.iter().any(|n| n.contains("only a terminal capture (sessions/agent.log)")), "{:?}", t.notes);
+        // The capture is read (tests/ingest_terminal_capture.rs): mini-swe-agent never ran.
+        assert!(t.notes.iter().any(|n| n.contains("read from the terminal capture (sessions/agent.log)")), "{:?}", t.notes);
         assert_eq!(t.trial, 0);
     }
     let csv = by_trial(&ts, "csv-to-parquet.1-of-1.2025-08-14__19-39-35");
@@ -114,7 +115,8 @@ fn real_trials_with_only_an_agent_log_have_no_steps_and_say_so() {
 
     let perms = by_trial(&ts, "fix-permissions.1-of-1.2025-08-14__19-39-35");
     assert_eq!(perms.outcome.tests.len(), 1);
-    assert_eq!(perms.termination.raw.as_deref(), Some("unset"));
+    // "unset" named no failure; the capture shows the agent's command was never found.
+    assert_eq!(perms.termination.raw.as_deref(), Some("mini: command not found"));
 }
 
 #[test]

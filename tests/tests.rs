@@ -4,30 +4,51 @@ mod common;
 
 /// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
 mod classify;
-
 /// Aider benchmark exercise results and chat histories; the leaderboard YAML is skipped.
 mod ingest_aider;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
 mod ingest_bad_input;
+/// OpenAI Chat Completions and Anthropic Messages logs: cassettes, request/response JSONL, batches.
+mod ingest_chat_api;
+/// Claude Code session transcripts, stream-json output and tool list captures, on the real corpus and samples.
+mod ingest_claude_code;
+/// Codex CLI rollouts and `codex exec --json` streams of every era, on the real corpus and samples.
+mod ingest_codex;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
+/// Gemini CLI chat sessions (real corpus), the JSONL record stream, headless JSON and text output.
+mod ingest_gemini_cli;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
 mod ingest_harbor;
+/// AutoGen Magentic-One logs on the real corpus with a verdict file, a wrapped sample, bad input.
+mod ingest_magentic_one;
 /// mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
 mod ingest_mini_swe_agent;
 /// OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 mod ingest_openhands;
 /// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
 mod ingest_swe_agent;
+/// talos SQLite run stores and run summaries (samples written from its source), corrupt stores.
+mod ingest_talos;
+/// tau-bench results: the real retail subset and a ReAct sample; bad results cost only themselves.
+mod ingest_tau_bench;
 /// Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 mod ingest_terminal_bench;
+/// Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
+mod ingest_terminal_capture;
 /// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
 mod notebooks;
+/// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.
+mod predict;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.
 mod report;
 /// Generated schemas match the types.
 mod schema;
+/// `coroner show`: evidence marked, folding, choosing a trajectory, a hostile transcript neutralized.
+mod show;
+/// `coroner spotcheck`: seeded stratified blind samples, scores against the kappa vectors, audits of labels.
+mod spotcheck;
 /// The statistics library against every row of the reference vectors in ../shared/stats.
 mod stats;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -104,27 +104,38 @@ impl ToolMatcher {
     }
 }
 
-/// A named list of patterns: a set for "does any match" and the regexes for "where".
+/// A named list of patterns.
 #[derive(Debug, Clone)]
 pub struct Phrases {
-    pub set: RegexSet,
     pub list: Vec<Regex>,
 }
 
 impl Phrases {
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        !self.list.is_empty() && self.set.is_match(text)
+        self.list.iter().any(|r| r.is_match(text))
     }
 
     /// The first match (earliest in the text) of any pattern.
     #[must_use]
     pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-        if !self.is_match(text) {
-            return None;
-        }
-        self.set.matches(text).into_iter().filter_map(|i| self.list[i].find(text)).min_by_key(regex::Match::start)
+        self.list.iter().filter_map(|r| r.find(text)).min_by_key(regex::Match::start)
     }
+}
+
+/// Every profile repeats `default`'s patterns, so each distinct pattern is compiled once per
+/// process and shared (a `Regex` clone is a reference count).
+fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Regex>>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+        return Ok(r);
+    }
+    let r = Regex::new(pattern)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(pattern.to_string(), r.clone());
+    }
+    Ok(r)
 }
 
 /// What a status string means when ingest left the termination unknown.
@@ -187,7 +198,7 @@ impl Profile {
             let mut list = Vec::new();
             for (file, text, r) in layers {
                 for s in f(r) {
-                    let re = Regex::new(s.get_ref()).map_err(|e| {
+                    let re = compiled(s.get_ref()).map_err(|e| {
                         RulesError::at(
                             file,
                             text,
@@ -199,9 +210,7 @@ impl Profile {
                     list.push(re);
                 }
             }
-            let set = RegexSet::new(list.iter().map(Regex::as_str))
-                .map_err(|e| RulesError::at(layers[0].0, layers[0].1, None, format!("invalid regex set: {e}"), None))?;
-            Ok(Phrases { set, list })
+            Ok(Phrases { list })
         };
         let mut statuses = BTreeMap::new();
         for (file, text, r) in layers {

@@ -4,9 +4,12 @@ mod classify;
 mod compare;
 mod ingest;
 mod output;
+mod predict;
 mod registry;
 mod report;
 mod rules;
+mod show;
+mod spotcheck;
 
 use std::ffi::OsString;
 
@@ -34,6 +37,9 @@ pub enum Command {
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
+    Show(show::ShowArgs),
+    Spotcheck(spotcheck::SpotcheckArgs),
+    Predict(predict::PredictArgs),
 }
 
 /// Runs coroner with `args` (including the program name) and returns the exit code.
@@ -57,5 +63,8 @@ where
         Command::Report(a) => report::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::Show(a) => show::run(&a),
+        Command::Spotcheck(a) => spotcheck::run(&a),
+        Command::Predict(a) => predict::run(&a),
     }
 }

@@ -356,7 +356,21 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
     let path = &unit.primary.path;
     let owned: Vec<String> = [Some(t.task_id.clone()), t.session_id.clone()].into_iter().flatten().collect();
     let keys: Vec<&str> = owned.iter().map(String::as_str).collect();
-    if !t.outcome.is_known() {
+    // `--verdicts` files win over what the transcript or its run directory says; the replaced
+    // verdict is noted, never silently dropped.
+    if let Some(j) = ctx.join.global_outcome(&keys) {
+        if t.outcome.is_known() && t.outcome.status != j.value.status {
+            let from = t.outcome.source.as_ref().map_or_else(String::new, |s| format!(" from {} ({})", s.file, s.field));
+            t.notes.push(format!(
+                "outcome {}{from} replaced by {} from --verdicts {}",
+                t.outcome.status.as_str(),
+                j.value.status.as_str(),
+                j.file.path
+            ));
+        }
+        t.outcome = j.value.clone();
+        push_file(t, j.file);
+    } else if !t.outcome.is_known() {
         if let Some(j) = ctx.join.outcome(&keys, path) {
             t.outcome = j.value.clone();
             push_file(t, j.file);

@@ -50,33 +50,51 @@ fn text_style(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&BLACK)
 }
 
-fn pass_rate<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+/// A chart with one category per arm on x (labelled by arm name) and a linear y axis.
+fn arm_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    arms: &'a [String],
+    top: f64,
+    y_desc: &str,
+) -> Result<
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    Box<dyn std::error::Error>,
+>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE)?;
-    let n = r.arms.len();
-    let mut chart = ChartBuilder::on(root)
-        .caption("Pass rate per arm (pass@1, 95% interval)", text_style(22))
+    let n = arms.len();
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, text_style(22))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..100f64)?;
-    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n.max(1))
         .x_label_formatter(&|x| {
             let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (x - i).abs() < 1e-6 && i >= 0.0 { arms.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
         })
         .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("pass@1 (%)")
+        .y_desc(y_desc)
         .x_desc("arm")
         .label_style(text_style(14))
         .axis_desc_style(text_style(16))
         .draw()?;
+    Ok(chart)
+}
+
+fn pass_rate<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+    let mut chart = arm_chart(root, "Pass rate per arm (pass@1, 95% interval)", &names, 100.0, "pass@1 (%)")?;
     for (i, a) in r.arms.iter().enumerate() {
         let x = i as f64;
         let (lo, mid, hi) = (100.0 * a.pass_at_1.interval.lo, 100.0 * a.pass_at_1.estimate, 100.0 * a.pass_at_1.interval.hi);
@@ -102,27 +120,8 @@ where
     let totals: Vec<u64> = (0..n).map(|i| r.classes.iter().map(|c| c.per_arm[i].0).sum()).collect();
     let top = (*totals.iter().max().unwrap_or(&1)).max(1) as f64 * 1.1;
     let (plot, legend) = root.split_horizontally(640);
-    let mut chart = ChartBuilder::on(&plot)
-        .caption("Failure modes per arm (count of failed runs)", text_style(22))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n.max(1))
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("failed runs")
-        .x_desc("arm")
-        .label_style(text_style(14))
-        .axis_desc_style(text_style(16))
-        .draw()?;
+    let mut chart = arm_chart(&plot, "Failure modes per arm (count of failed runs)", &names, top, "failed runs")?;
     for i in 0..n {
         let mut base = 0.0;
         for c in &r.classes {
@@ -203,29 +202,9 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let n = r.arms.len();
     let top = steps_by_arm.iter().flatten().copied().fold(1.0, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(root)
-        .caption("Steps per trajectory, per arm", text_style(22))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n.max(1))
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("steps")
-        .x_desc("arm")
-        .label_style(text_style(14))
-        .axis_desc_style(text_style(16))
-        .draw()?;
+    let mut chart = arm_chart(root, "Steps per trajectory, per arm", &names, top, "steps")?;
     for (i, v) in steps_by_arm.iter().enumerate() {
         let Some([min, q1, med, q3, max]) = quartiles(v.clone()) else { continue };
         let x = i as f64;

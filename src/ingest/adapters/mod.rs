@@ -2,14 +2,25 @@
 
 pub mod aider;
 pub mod atif;
+pub mod chat_anthropic;
+pub mod chat_api;
+pub mod chat_openai;
+pub mod claude_code;
+pub mod codex;
 pub mod common;
 pub mod coroner_jsonl;
+pub mod gemini_cli;
 pub mod harbor;
+pub mod lines;
+pub mod magentic_one;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;
 pub mod swe_agent;
+pub mod talos;
+pub mod tau_bench;
 pub mod terminal_bench;
+pub mod terminal_capture;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -32,12 +43,28 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal_bench::TerminalBenchRun,
         &terminal_bench::TerminalBenchRunMetadata,
         &terminal_bench::TerminalBenchCapture,
+        &terminal_capture::TerminalCapture,
+        &tau_bench::TauBench,
+        &gemini_cli::GeminiSession,
+        &gemini_cli::GeminiHeadless,
+        &gemini_cli::GeminiStream,
+        &magentic_one::MagenticOne,
+        &talos::TalosStore,
+        &talos::TalosSummary,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
         &aider::AiderResults,
         &aider::AiderChatHistory,
         &aider::ExercismConfig,
         &aider::AiderLeaderboard,
+        &claude_code::ClaudeCodeSession,
+        &claude_code::ClaudeCodeStream,
+        &claude_code::ClaudeCodeSubagentMeta,
+        &claude_code::ToolsCapture,
+        &codex::CodexRollout,
+        &codex::CodexExec,
+        &chat_api::OpenAiChat,
+        &chat_api::AnthropicMessages,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,

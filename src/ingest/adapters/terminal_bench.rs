@@ -128,7 +128,7 @@ fn parse_trial_name(name: &str) -> (Option<u32>, Option<&str>) {
     (n, c.get(2).map(|m| m.as_str()))
 }
 
-fn looks_like_trial_dir(name: &str) -> bool {
+pub(crate) fn looks_like_trial_dir(name: &str) -> bool {
     parse_trial_name(name).0.is_some()
 }
 
@@ -307,8 +307,24 @@ impl Adapter for TerminalBenchTrial {
             .filter(|c| c.path.starts_with(dir) && ctx.files.get(&c.path) == Some(&Some(CAPTURE)))
             .map(|c| c.path.strip_prefix(dir).map_or_else(|_| c.display.clone(), crate::ingest::diag::display_path))
             .collect();
+        let agent_log = unit.companions.iter().find(|c| c.path == dir.join("sessions").join("agent.log"));
         if capture.is_empty() {
             t.notes.push("the trial directory holds no agent log or terminal capture: the record has no steps".into());
+        } else if let Some(log) = agent_log {
+            t.notes.push(format!("the trajectory is read from the terminal capture ({})", capture.join(", ")));
+            let file_ix = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+            match super::terminal_capture::read(&log.path, &log.display, file_ix) {
+                Ok((cap, file)) => {
+                    t.provenance.files.push(file);
+                    if t.harness == "unknown"
+                        && let Some(agent) = cap.agent
+                    {
+                        t.harness = agent.to_string();
+                    }
+                    super::terminal_capture::apply(&mut t, cap);
+                }
+                Err(e) => t.notes.push(format!("the terminal capture could not be read: {e}")),
+            }
         } else {
             t.notes.push(format!("the trajectory is only a terminal capture ({}): the record has no steps", capture.join(", ")));
         }

@@ -1,0 +1,261 @@
+//! AutoGen Magentic-One message logs: a list of `{role, content}` where the role names the
+//! speaker as AutoGen's console log does (`human`, `Orchestrator (thought)`,
+//! `Orchestrator (-> WebSurfer)`, `Orchestrator (termination condition)`, `WebSurfer`,
+//! `Coder`, `ComputerTerminal`, ...), or the same list under `history` in an object that also
+//! holds the question and its verdict (the Who&When layout).
+//!
+//! How a run ended is the orchestrator's own words (`autogen_magentic_one` `BaseOrchestrator`
+//! and `LedgerOrchestrator`): `Request satisfied.` then `No agent selected.` (finished),
+//! `Replan counter exceeded... Terminating.` (its stall detector gave up), `Max rounds (N)
+//! reached.`, `Max time (Ts) reached.`, `<agent> requested halt.`. A log that stops on a
+//! traceback crashed. The answer is the scenario's `FINAL ANSWER:` line. The task id is the
+//! file's stem; verdicts come from a verdict file keyed by it.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::common::{blank, content_text};
+use crate::ingest::diag::InputError;
+use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
+use crate::ingest::probe::Probe;
+use crate::ingest::source::Source;
+use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind};
+
+const NAME: &str = "magentic-one";
+
+#[derive(Deserialize)]
+struct RawMsg {
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    content: Value,
+    /// AG2-style group chats name the agent here and keep `role` generic.
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// The Who&When wrapper: the log plus what is known about the task.
+#[derive(Deserialize)]
+struct RawWrapped<'a> {
+    #[serde(borrow)]
+    history: Vec<&'a RawValue>,
+    #[serde(default)]
+    is_correct: Option<bool>,
+    #[serde(default)]
+    ground_truth: Option<Value>,
+    #[serde(default)]
+    question: Option<String>,
+    #[serde(default, rename = "question_ID")]
+    question_id: Option<String>,
+}
+
+/// Magentic-One logs.
+pub struct MagenticOne;
+
+impl Adapter for MagenticOne {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "AutoGen Magentic-One message log (list of {role: agent, content}, or wrapped under history)"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        let text = p.text();
+        let orchestrator = text.contains("\"Orchestrator (") || text.contains("\"Orchestrator\"");
+        if j.top_is_array {
+            if j.has("[].role") && j.has("[].content") && orchestrator {
+                return marker("message list with Orchestrator roles");
+            }
+            return Err("no {role, content} list with Orchestrator roles".into());
+        }
+        if j.keys.get("history") == Some(&crate::ingest::probe::Scalar::Array) && orchestrator {
+            return marker("history list with Orchestrator roles");
+        }
+        Err("no Orchestrator message list".into())
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let src = Source::read(&unit.primary.path, &unit.primary.display)?;
+        let text = src.text()?;
+        let wrapped: Option<RawWrapped<'_>> = if text.trim_start().starts_with('{') {
+            Some(serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "Magentic-One log", &e))?)
+        } else {
+            None
+        };
+        let list: Vec<&RawValue> = match &wrapped {
+            Some(w) => w.history.clone(),
+            None => serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "Magentic-One log", &e))?,
+        };
+        let mut msgs = Vec::with_capacity(list.len());
+        for raw in &list {
+            let m: RawMsg = serde_json::from_str(raw.get()).map_err(|e| {
+                let base = src.offset_of(raw.get()).unwrap_or(0);
+                InputError::from_json_at(&src.display, &src.bytes, base, "Magentic-One message", &e)
+            })?;
+            msgs.push((*raw, m));
+        }
+        let stem = stem(&unit.primary.path);
+        let mut t = blank(stem.clone(), NAME, NAME, 1, vec![src.provenance("transcript")]);
+        t.session_id = Some(stem);
+        t.provenance.format_version = Some(if wrapped.is_some() { "magentic-one log (wrapped)".into() } else { "magentic-one log".into() });
+        for (raw, m) in &msgs {
+            let mut s = step(m);
+            s.source_span = src.span_of(0, raw.get());
+            t.steps.push(s);
+        }
+        t.submission = final_answer(&msgs);
+        if t.submission.is_none() {
+            t.notes.push("no FINAL ANSWER line: the run produced no answer".into());
+        }
+        t.termination = termination(&msgs);
+        if let Some(w) = &wrapped {
+            if let Some(ok) = w.is_correct {
+                let mut o = Outcome::from_reward(if ok { 1.0 } else { 0.0 }, &src.display, "is_correct");
+                o.detail = w.ground_truth.as_ref().map(|g| format!("ground truth: {}", content_text(g)));
+                t.outcome = o;
+            } else if w.ground_truth.is_some() {
+                t.outcome = Outcome {
+                    detail: w.ground_truth.as_ref().map(|g| format!("ground truth: {}", content_text(g))),
+                    ..Outcome::new(OutcomeStatus::Unknown, &src.display, "ground_truth")
+                };
+            }
+            if let Some(q) = &w.question_id {
+                t.notes.push(format!("question id {q}"));
+            }
+            if w.question.is_some() && t.steps.first().is_none_or(|s| s.role != Role::User) {
+                t.notes.push("the question is in the wrapper, not in the log".into());
+            }
+        }
+        out.emit(t);
+        Ok(())
+    }
+}
+
+fn stem(p: &Path) -> String {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.strip_suffix(".json").unwrap_or(&name).to_string()
+}
+
+/// The speaking agent and what the parenthesis says: `Orchestrator (-> Coder)` →
+/// (`Orchestrator`, `-> Coder`).
+fn split_role(role: &str) -> (&str, Option<&str>) {
+    match role.split_once(" (") {
+        Some((agent, rest)) => (agent, rest.strip_suffix(')')),
+        None => (role, None),
+    }
+}
+
+fn step(m: &RawMsg) -> Step {
+    let text = content_text(&m.content);
+    let (agent, _) = split_role(&m.role);
+    let role = match agent.to_ascii_lowercase().as_str() {
+        "human" | "user" | "user_proxy" | "userproxy" => Role::User,
+        "system" => Role::System,
+        // The terminal runs the code blocks of the message before it; its output is the
+        // environment talking, with no call of its own to answer.
+        "computerterminal" | "computer_terminal" | "executor" | "tool" => Role::Environment,
+        _ => Role::Assistant,
+    };
+    let mut s = Step::new(role, text);
+    s.agent = Some(match (&m.name, role) {
+        (Some(n), _) if !n.is_empty() => n.clone(),
+        _ => m.role.clone(),
+    });
+    s
+}
+
+/// The last `FINAL ANSWER:` line of the log.
+fn final_answer(msgs: &[(&RawValue, RawMsg)]) -> Option<String> {
+    msgs.iter().rev().find_map(|(_, m)| {
+        let text = content_text(&m.content);
+        let i = text.rfind("FINAL ANSWER:")?;
+        let rest = &text[i + "FINAL ANSWER:".len()..];
+        Some(rest.lines().next().unwrap_or("").trim().to_string())
+    })
+}
+
+fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
+    let thought_said = |needle: &str| {
+        msgs.iter()
+            .rev()
+            .take(4)
+            .any(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought")) && content_text(&m.content).contains(needle))
+    };
+    let cond = msgs.iter().rev().find(|(_, m)| split_role(&m.role).1 == Some("termination condition"));
+    if let Some((_, m)) = cond {
+        let text = content_text(&m.content);
+        let first = text.lines().next().unwrap_or("").trim().to_string();
+        let source = "Orchestrator (termination condition)";
+        let number = |after: &str| super::common::number_after(&first, after);
+        let mut t = if first.starts_with("Max rounds") {
+            let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
+            t.limit = number("Max rounds (");
+            #[expect(clippy::cast_precision_loss, reason = "a count of rounds")]
+            {
+                t.consumed = Some(msgs.iter().filter(|(_, m)| content_text(&m.content).starts_with("Next speaker ")).count() as f64);
+            }
+            t
+        } else if first.starts_with("Max time") {
+            let mut t = Termination::budget(Budget::WallTime, Enforcer::Harness);
+            t.limit = number("Max time (");
+            t
+        } else if first.ends_with("requested halt.") {
+            Termination::of(TerminationKind::AgentStoppedWithoutFinish)
+        } else if first.starts_with("No agent selected") && thought_said("Replan counter exceeded") {
+            Termination {
+                detail: Some("the orchestrator's stall counter ran out of replans".into()),
+                ..Termination::budget(Budget::LoopGuard, Enforcer::Harness)
+            }
+        } else if first.starts_with("No agent selected") && thought_said("Request satisfied") {
+            Termination::of(TerminationKind::AgentFinished)
+        } else {
+            Termination::unknown()
+        };
+        t.raw = Some(first);
+        t.source = Some(source.into());
+        return t;
+    }
+    // No termination condition: the log stops where the scenario died.
+    let last = msgs.last().map(|(_, m)| content_text(&m.content)).unwrap_or_default();
+    if last.contains("Traceback (most recent call last)") || last.contains("Error processing publish message") {
+        static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let re = INFRA.get_or_init(|| {
+            regex::Regex::new(r"(?i)(content management policy|content_filter|ratelimit|rate limit|\b429\b|APIConnectionError|APITimeoutError|InternalServerError|ServiceUnavailable|BadRequestError|openai\.)")
+                .expect("static regex")
+        });
+        let kind = if re.is_match(&last) { TerminationKind::Infrastructure } else { TerminationKind::HarnessError };
+        // The exception line (`openai.BadRequestError: ...`), else the runtime's complaint.
+        static EXC: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let exc = EXC.get_or_init(|| regex::Regex::new(r"^[A-Za-z_][\w.]*(Error|Exception)\b").expect("static regex"));
+        let detail = last
+            .lines()
+            .map(str::trim)
+            .rfind(|l| exc.is_match(l))
+            .or_else(|| last.lines().map(str::trim).find(|l| l.contains("Error")))
+            .map(|l| l.chars().take(300).collect());
+        return Termination { detail, ..Termination::of(kind).with_raw("traceback", "last message") };
+    }
+    Termination::unknown()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_split_into_agent_and_note() {
+        assert_eq!(split_role("Orchestrator (-> WebSurfer)"), ("Orchestrator", Some("-> WebSurfer")));
+        assert_eq!(split_role("Orchestrator (termination condition)"), ("Orchestrator", Some("termination condition")));
+        assert_eq!(split_role("Coder"), ("Coder", None));
+    }
+}

@@ -1,0 +1,559 @@
+//! Terminal captures: what an agent's CLI printed into a terminal, as tmux's `pipe-pane`
+//! (Terminal-Bench 1 `sessions/agent.log`) or `tee` kept it — with colour codes, cursor
+//! movement and carriage-return redraws.
+//!
+//! [`clean`] turns the bytes into the text a person would have read, deterministically: escape
+//! sequences (CSI, OSC, DCS and two-byte ones) are removed, a carriage return moves back to the
+//! start of the line so later characters overwrite earlier ones, erase-in-line (`ESC [ K`) is
+//! applied to the line being drawn, other control bytes and NULs are dropped. A capture cut
+//! inside a sequence loses only that sequence.
+//!
+//! [`parse`] then reads the steps of agents whose CLI prints them. mini-swe-agent's `mini`
+//! (`InteractiveAgent.add_message`) prints each message under a header: `System:`, `User:`
+//! (the task, then each observation `<returncode>N</returncode><output>...`), `Tool:`/`Exit:`
+//! (2.x), and `mini-swe-agent (step N, $C.CC):` before each reply, whose action is its one
+//! ```` ```bash ```` block; a rule line separates steps. For any other agent the cleaned text is
+//! kept whole as one environment step.
+
+use std::path::Path;
+
+use super::common::blank;
+use crate::ingest::diag::InputError;
+use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, structure};
+use crate::ingest::probe::Probe;
+use crate::ingest::source::Source;
+use crate::model::{Budget, CallRef, Enforcer, Role, Step, Termination, TerminationKind, ToolCall, ToolResult, Trajectory};
+
+const NAME: &str = "terminal-capture";
+
+/// The first line of a command's output that submits (mini-swe-agent's `has_finished`).
+const SUBMIT_MARKERS: &[&str] = &["COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Esc {
+    None,
+    /// After ESC.
+    Start,
+    /// Inside `ESC [` ... final byte; the parameter bytes are kept for erase-in-line.
+    Csi,
+    /// Inside a string sequence (OSC, DCS, SOS, PM, APC) until BEL or ST.
+    Str,
+    /// ESC seen inside a string sequence (ST is `ESC \`).
+    StrEnd,
+    /// `ESC` + an intermediate byte (`ESC ( B`): one more byte ends it.
+    Intermediate,
+}
+
+/// The capture as a person would have read it (see the module docs).
+#[must_use]
+pub fn clean(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut line: Vec<char> = Vec::new();
+    let mut col = 0usize;
+    let mut state = Esc::None;
+    let mut params = String::new();
+    let flush = |line: &mut Vec<char>, out: &mut String| {
+        let s: String = line.iter().collect();
+        out.push_str(s.trim_end());
+        out.push('\n');
+        line.clear();
+    };
+    for c in text.chars() {
+        match state {
+            Esc::Start => {
+                state = match c {
+                    '[' => {
+                        params.clear();
+                        Esc::Csi
+                    }
+                    ']' | 'P' | 'X' | '^' | '_' => Esc::Str,
+                    ' '..='/' => Esc::Intermediate,
+                    _ => Esc::None,
+                };
+                continue;
+            }
+            Esc::Csi => {
+                if ('@'..='~').contains(&c) {
+                    state = Esc::None;
+                    if c == 'K' {
+                        // Erase in line: 0 (default) to the end, 1 to the cursor, 2 all.
+                        match params.trim_start_matches('?') {
+                            "" | "0" => line.truncate(col.min(line.len())),
+                            "1" => line.iter_mut().take(col + 1).for_each(|ch| *ch = ' '),
+                            "2" => line.clear(),
+                            _ => {}
+                        }
+                    }
+                } else if params.len() < 32 {
+                    params.push(c);
+                }
+                continue;
+            }
+            Esc::Str => {
+                match c {
+                    '\u{7}' => state = Esc::None,
+                    '\u{1b}' => state = Esc::StrEnd,
+                    _ => {}
+                }
+                continue;
+            }
+            Esc::StrEnd => {
+                state = if c == '\\' { Esc::None } else { Esc::Str };
+                continue;
+            }
+            Esc::Intermediate => {
+                state = Esc::None;
+                continue;
+            }
+            Esc::None => {}
+        }
+        match c {
+            '\u{1b}' => state = Esc::Start,
+            '\n' => {
+                flush(&mut line, &mut out);
+                col = 0;
+            }
+            '\r' => col = 0,
+            '\u{8}' => col = col.saturating_sub(1),
+            '\t' => {
+                let next = (col / 8 + 1) * 8;
+                while col < next {
+                    put(&mut line, col, ' ');
+                    col += 1;
+                }
+            }
+            // C1 CSI as one character.
+            '\u{9b}' => {
+                params.clear();
+                state = Esc::Csi;
+            }
+            c if c.is_control() => {}
+            c => {
+                put(&mut line, col, c);
+                col += 1;
+            }
+        }
+    }
+    if !line.is_empty() {
+        flush(&mut line, &mut out);
+    }
+    out
+}
+
+fn put(line: &mut Vec<char>, col: usize, c: char) {
+    if col < line.len() {
+        line[col] = c;
+    } else {
+        line.resize(col, ' ');
+        line.push(c);
+    }
+}
+
+/// What a capture says about a run.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub steps: Vec<Step>,
+    pub notes: Vec<String>,
+    /// How the run ended, when the capture says so.
+    pub termination: Option<Termination>,
+    /// The `-m` of the agent's command line.
+    pub model: Option<String>,
+    /// The agent whose output was recognized (`mini-swe-agent`), if any.
+    pub agent: Option<&'static str>,
+    /// The last cumulative cost the CLI printed.
+    pub cost_usd: Option<f64>,
+    /// The last step counter the CLI printed (model calls).
+    pub model_calls: Option<u64>,
+    pub submission: Option<String>,
+}
+
+/// Reads a cleaned capture. `file` indexes the provenance list of the record the steps go to;
+/// spans point into the cleaned text's lines by line number (the raw bytes have no stable
+/// offsets once redraws are applied).
+#[must_use]
+pub fn parse(cleaned: &str) -> Capture {
+    let lines: Vec<&str> = cleaned.lines().collect();
+    let mut cap = Capture::default();
+    let invocation = lines.iter().rposition(|l| mini_invocation(l).is_some());
+    if let Some(i) = invocation {
+        cap.agent = Some("mini-swe-agent");
+        cap.model = mini_invocation(lines[i]).flatten();
+        let after = &lines[i + 1..];
+        // The task may span lines of the command; the shell answers right after it.
+        let not_found = after
+            .iter()
+            .take(200)
+            .take_while(|l| header(l).is_none())
+            .any(|l| l.contains("mini: command not found") || l.contains("mini: not found"));
+        if not_found {
+            cap.notes.push("the agent's command was not found: mini-swe-agent was never installed, so the agent never ran".into());
+            cap.termination = Some(Termination {
+                detail: Some("`mini` was not found: the agent's installation failed".into()),
+                ..Termination::of(TerminationKind::Infrastructure).with_raw("mini: command not found", "terminal capture")
+            });
+            return cap;
+        }
+    }
+    if lines.iter().any(|l| step_header(l).is_some()) {
+        cap.agent = Some("mini-swe-agent");
+        read_mini(&lines[invocation.map_or(0, |i| i + 1)..], &mut cap);
+    } else if cap.agent.is_none() {
+        let text = cleaned.trim();
+        if !text.is_empty() {
+            cap.steps.push(Step::new(Role::Environment, text.to_string()));
+        }
+        cap.notes.push("the trajectory is unstructured: the cleaned terminal capture is kept as one environment step".into());
+    } else {
+        cap.notes.push("mini-swe-agent was started but printed no step".into());
+    }
+    cap
+}
+
+/// `mini ... -m MODEL ...` on a shell prompt line → `Some(model)`.
+fn mini_invocation(line: &str) -> Option<Option<String>> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"(?:^|[#$]\s|;\s*|&&\s*)(?:\S*/)?mini(?:-swe-agent)?\s+(?:.*?\s)?(?:-m|--model)[ =]('[^']*'|"[^"]*"|\S+)|(?:^|[#$]\s)(?:\S*/)?mini\s+-"#)
+            .expect("static regex")
+    });
+    let c = re.captures(line)?;
+    Some(c.get(1).map(|m| m.as_str().trim_matches(|c| c == '\'' || c == '"').to_string()))
+}
+
+/// `mini-swe-agent (step N, $C):` → (N, C).
+fn step_header(line: &str) -> Option<(u64, f64)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"^mini-swe-agent \(step (\d+), \$(\d+(?:\.\d+)?)\):\s*$").expect("static regex"));
+    let c = re.captures(line.trim_end())?;
+    Some((c[1].parse().ok()?, c[2].parse().ok()?))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    System,
+    User,
+    Tool,
+    Exit,
+    Assistant,
+}
+
+fn header(line: &str) -> Option<Block> {
+    match line.trim_end() {
+        "System:" => Some(Block::System),
+        "User:" => Some(Block::User),
+        "Tool:" => Some(Block::Tool),
+        "Exit:" => Some(Block::Exit),
+        l if step_header(l).is_some() => Some(Block::Assistant),
+        _ => None,
+    }
+}
+
+/// A line drawn by `rich.rule.Rule()`: box-drawing dashes only.
+fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.chars().count() >= 10 && t.chars().all(|c| c == '─' || c == '━')
+}
+
+/// Lines the CLI prints between messages that are not part of any.
+fn is_chrome(line: &str) -> bool {
+    let t = line.trim();
+    t.ends_with("Waiting for the LM to respond...") || t.starts_with("Saved trajectory to ") || is_rule(t)
+}
+
+fn read_mini(lines: &[&str], cap: &mut Capture) {
+    // Split into (block kind, header line index, body lines).
+    let mut blocks: Vec<(Block, usize, Vec<&str>)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(b) = header(l) {
+            if let Some((n, c)) = step_header(l) {
+                cap.model_calls = Some(n);
+                cap.cost_usd = Some(c);
+            }
+            blocks.push((b, i, Vec::new()));
+        } else if let Some((_, _, body)) = blocks.last_mut() {
+            body.push(l);
+        }
+    }
+    let mut pending: Option<(usize, String)> = None;
+    let mut seen_assistant = false;
+    for (kind, _, body) in &mut blocks {
+        // Trailing chrome (spinner, rules, the shell prompt after exit) is not the message.
+        while body.last().is_some_and(|l| l.trim().is_empty() || is_chrome(l) || looks_like_prompt(l)) {
+            body.pop();
+        }
+        let limits = body.iter().position(|l| l.trim_start().starts_with("Limits exceeded. Limits:"));
+        if let Some(p) = limits {
+            let text: Vec<&str> = body[p..].iter().take(2).copied().collect();
+            let term = limits_exceeded(&text.join("\n"));
+            if term.budget == Some(Budget::Cost) {
+                cap.cost_usd = term.consumed;
+            }
+            cap.termination = Some(term);
+            body.truncate(p);
+        }
+        let body_text = body.iter().filter(|l| !is_chrome(l)).copied().collect::<Vec<_>>().join("\n");
+        let text = body_text.trim_matches('\n').to_string();
+        match kind {
+            Block::System => cap.steps.push(Step::new(Role::System, text)),
+            Block::Assistant => {
+                seen_assistant = true;
+                let mut s = Step::new(Role::Assistant, text.clone());
+                let actions = bash_blocks(&text);
+                pending = None;
+                if let [command] = actions.as_slice() {
+                    s.tool_calls.push(ToolCall {
+                        id: None,
+                        name: "bash".into(),
+                        arguments: serde_json::json!({ "command": command }),
+                        raw_arguments: None,
+                    });
+                    pending = Some((cap.steps.len(), command.clone()));
+                }
+                cap.steps.push(s);
+            }
+            Block::User | Block::Tool if !seen_assistant => cap.steps.push(Step::new(Role::User, text)),
+            Block::User | Block::Tool | Block::Exit => {
+                let prev = cap.steps.len().checked_sub(1);
+                match pending.take() {
+                    Some((at, command)) => {
+                        let mut r = ToolResult::new(text.clone());
+                        r.name = Some("bash".into());
+                        r.call = Some(CallRef { step: u32::try_from(at).unwrap_or(u32::MAX), call: 0 });
+                        if let Some(code) = returncode(&text) {
+                            r.exit_code = Some(code);
+                            r.is_error = code != 0;
+                        } else if text.trim_start().starts_with("The last command <command>") && text.contains("timed out") {
+                            r.is_error = true;
+                            cap.notes.push(format!("command timed out: {}", command.lines().next().unwrap_or("")));
+                        } else if SUBMIT_MARKERS.iter().any(|m| command.contains(m)) {
+                            cap.submission = Some(text.clone());
+                        }
+                        let mut s = Step::new(Role::Tool, String::new());
+                        s.tool_results.push(r);
+                        cap.steps.push(s);
+                    }
+                    None => {
+                        if let Some(p) = prev.filter(|p| cap.steps[*p].role == Role::Assistant && cap.steps[*p].tool_calls.is_empty())
+                            && text.contains("EXACTLY ONE action")
+                        {
+                            cap.steps[p].format_error = Some(text.lines().next().unwrap_or("").to_string());
+                        }
+                        cap.steps.push(Step::new(Role::Environment, text));
+                    }
+                }
+            }
+        }
+    }
+    if cap.termination.is_none() {
+        cap.termination = Some(if cap.submission.is_some() {
+            Termination::of(TerminationKind::AgentFinished).with_raw("Submitted", "terminal capture (submission output)")
+        } else {
+            Termination::unknown()
+        });
+    }
+}
+
+/// A shell prompt line (`root@host:/app# `), printed after the agent exits.
+fn looks_like_prompt(line: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"^\S+@\S+:.*[#$]( |$)").expect("static regex")).is_match(line.trim_end())
+}
+
+/// mini-swe-agent's default `action_regex` over the reply.
+fn bash_blocks(text: &str) -> Vec<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"(?s)```bash\s*\n(.*?)\n```").expect("static regex"));
+    re.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.as_str().trim().to_string()).collect()
+}
+
+fn returncode(text: &str) -> Option<i64> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"<returncode>\s*(-?\d+)\s*</returncode>").expect("static regex"));
+    re.captures(text)?.get(1)?.as_str().parse().ok()
+}
+
+/// `Limits exceeded. Limits: N steps, $C.\nCurrent spend: n steps, $c.` — the interactive
+/// agent then waits for new limits on stdin, which in a benchmark never come.
+fn limits_exceeded(text: &str) -> Termination {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"Limits: (\d+) steps, \$(\d+(?:\.\d+)?)\.?\s*Current spend: (\d+) steps, \$(\d+(?:\.\d+)?)")
+            .expect("static regex")
+    });
+    let flat = text.replace('\n', " ");
+    let Some(c) = re.captures(&flat) else {
+        return Termination::budget(Budget::Other, Enforcer::Harness).with_raw("LimitsExceeded", "terminal capture");
+    };
+    let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<f64>().ok());
+    let (step_limit, cost_limit, steps, cost) = (num(1), num(2), num(3), num(4));
+    let steps_hit = matches!((step_limit, steps), (Some(l), Some(s)) if l > 0.0 && s >= l);
+    let mut t = if steps_hit {
+        let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
+        t.limit = step_limit;
+        t.consumed = steps;
+        t
+    } else {
+        let mut t = Termination::budget(Budget::Cost, Enforcer::Harness);
+        t.limit = cost_limit;
+        t.consumed = cost;
+        t
+    };
+    t.raw = Some("LimitsExceeded".into());
+    t.source = Some("terminal capture".into());
+    t.detail = Some("mini-swe-agent's limit fired and its interactive CLI waited for new limits on stdin".into());
+    t
+}
+
+/// Reads a capture file into [`Capture`], with the steps' spans on `file`.
+///
+/// # Errors
+/// When the file cannot be read.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+pub fn read(path: &Path, display: &str, file: u32) -> Result<(Capture, crate::model::SourceFile), InputError> {
+    let src = Source::read(path, display)?;
+    let cleaned = clean(&src.bytes);
+    let mut cap = parse(&cleaned);
+    // The raw file has no offsets that match cleaned lines; each step points at the whole file.
+    let whole = src.span(file, 0, src.bytes.len());
+    for s in &mut cap.steps {
+        s.source_span = Some(whole);
+    }
+    Ok((cap, src.provenance("terminal_capture")))
+}
+
+/// Applies a capture to a record: steps, usage, submission, notes; the termination only when
+/// the record has none better.
+pub fn apply(t: &mut Trajectory, cap: Capture) {
+    t.steps = cap.steps;
+    t.notes.extend(cap.notes);
+    if t.model.is_none() {
+        t.model = cap.model;
+    }
+    if cap.cost_usd.is_some() {
+        t.usage.cost_usd = cap.cost_usd;
+    }
+    if cap.model_calls.is_some() {
+        t.usage.api_calls = cap.model_calls;
+    }
+    if t.submission.is_none() {
+        t.submission = cap.submission;
+    }
+    if let Some(mut term) = cap.termination.filter(|k| k.kind != TerminationKind::Unknown) {
+        let timed_out = t.termination.budget == Some(Budget::WallTime) && t.termination.enforced_by == Some(Enforcer::Benchmark);
+        if matches!(t.termination.kind, TerminationKind::Unknown) {
+            t.termination = term;
+        } else if timed_out && term.kind == TerminationKind::Budget {
+            // The agent's own limit fired first; the benchmark's timeout only ended the wait.
+            term.detail = Some(format!(
+                "{}; the benchmark's timeout ({}) then ended the run",
+                term.detail.as_deref().unwrap_or("the agent's limit fired first"),
+                t.termination.raw.as_deref().unwrap_or("wall time")
+            ));
+            t.termination = term;
+        } else {
+            t.notes.push(format!(
+                "the terminal capture says the run ended with {} ({}); the trial result's status is kept",
+                term.raw.as_deref().unwrap_or("?"),
+                term.detail.as_deref().unwrap_or("no detail")
+            ));
+        }
+    }
+}
+
+/// A capture on its own (a `mini ... | tee run.log`, or an `agent.log` copied out of its
+/// trial): one record, task id from the file name.
+pub struct TerminalCapture;
+
+impl Adapter for TerminalCapture {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn role(&self) -> FileRole {
+        FileRole::Transcript
+    }
+
+    fn describe(&self) -> &'static str {
+        "terminal capture of an agent CLI (mini-swe-agent steps) outside a Terminal-Bench trial"
+    }
+
+    fn sniff(&self, p: &Probe) -> Sniff {
+        if p.json.is_some() {
+            return Err("JSON, not a terminal capture".into());
+        }
+        let parents: Vec<String> = p.parents().take(2).collect();
+        if parents.iter().any(|n| super::terminal_bench::looks_like_trial_dir(n)) {
+            return Err("inside a Terminal-Bench trial directory (read with its results.json)".into());
+        }
+        if clean(&p.prefix).lines().any(|l| step_header(l).is_some()) {
+            return structure("mini-swe-agent CLI output (`mini-swe-agent (step N, $C):` headers)");
+        }
+        Err("no agent CLI step headers".into())
+    }
+
+    fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
+        let (cap, file) = read(&unit.primary.path, &unit.primary.display, 0)?;
+        let name = unit.primary.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = name.split('.').next().unwrap_or(&name);
+        let task = if stem == "agent" || stem.is_empty() {
+            unit.primary
+                .path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .map_or_else(|| "unknown".into(), |n| n.to_string_lossy().into_owned())
+        } else {
+            stem.to_string()
+        };
+        let harness = cap.agent.unwrap_or("unknown");
+        let mut t = blank(task, harness, NAME, 1, vec![file]);
+        t.provenance.format_version = Some("terminal capture".into());
+        apply(&mut t, cap);
+        out.emit(t);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carriage_returns_overwrite_and_escapes_vanish() {
+        assert_eq!(clean(b"\x1b[0;32mgreen\x1b[0m text\r\n"), "green text\n");
+        // Overwrite, not erase: what the later text does not cover stays.
+        assert_eq!(clean(b"0% [Working]\r50% [Wor\r\nnext\n"), "50% [Woring]\nnext\n");
+        assert_eq!(clean(b"spinner\r\x1b[2Kdone\n"), "done\n");
+        assert_eq!(clean(b"\x1b]0;title\x07shown\x1b]8;;http://x\x1b\\link\n"), "shownlink\n");
+        assert_eq!(clean(b"a\x00b\n"), "ab\n");
+        assert_eq!(clean(b"abc\x08\x08X\n"), "aXc\n");
+    }
+
+    #[test]
+    fn a_capture_cut_inside_a_sequence_loses_only_that_sequence() {
+        for cut in [&b"ok\n\x1b"[..], b"ok\n\x1b[", b"ok\n\x1b[0;3", b"ok\n\x1b]0;tit", b"ok\n\x1b]0;t\x1b", b"ok\n\xe2\x94"] {
+            let once = clean(cut);
+            assert!(once.starts_with("ok\n"), "{cut:?} -> {once:?}");
+            assert_eq!(once, clean(cut), "deterministic");
+        }
+    }
+
+    #[test]
+    fn mini_headers_and_invocations() {
+        assert_eq!(step_header("mini-swe-agent (step 3, $0.04):"), Some((3, 0.04)));
+        assert_eq!(
+            mini_invocation("root@f56d:/app# mini -m anthropic/claude-sonnet-4-0 -t 'x' -y --exit-immediately; tmux wait -S done"),
+            Some(Some("anthropic/claude-sonnet-4-0".into()))
+        );
+        assert!(mini_invocation("Setting up python3.12-minimal (3.12.3)").is_none());
+    }
+
+    #[test]
+    fn limits_name_the_budget_that_fired() {
+        let t = limits_exceeded("Limits exceeded. Limits: 0 steps, $3.0.\nCurrent spend: 41 steps, $3.02.");
+        assert_eq!((t.budget, t.limit, t.consumed), (Some(Budget::Cost), Some(3.0), Some(3.02)));
+        let t = limits_exceeded("Limits exceeded. Limits: 20 steps, $3.0.\nCurrent spend: 20 steps, $0.50.");
+        assert_eq!((t.budget, t.limit), (Some(Budget::Steps), Some(20.0)));
+    }
+}
