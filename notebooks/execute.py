@@ -4,8 +4,9 @@
 
 Each notebook runs in a fresh kernel whose working directory is the repository root, with the
 environment of this process (COR_OUT, COR_BIN, COR_ROOT). The executed copies, outputs and
-all, go to DIR, never over the committed notebooks. Exits 1 at the first notebook with a cell
-that raised, after printing the cell and its traceback.
+all, go to DIR, never over the committed notebooks. A notebook with a cell that raised is
+reported with the cell and its traceback; the others still run; the last line counts them
+(`notebooks: N passed, M failed`) and the exit code is 1 when any failed.
 """
 import argparse
 import os
@@ -26,6 +27,7 @@ def main():
     ap.add_argument("notebooks", nargs="+")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    failed = 0
     for path in a.notebooks:
         name = os.path.basename(path)
         nb = nbformat.read(path, as_version=4)
@@ -42,12 +44,14 @@ def main():
             client.execute()
         except Exception as e:  # CellExecutionError, a timeout, a dead kernel: all fail the run
             nbformat.write(nb, os.path.join(a.out, name))
-            print(f"error: {name} failed; its executed copy is {os.path.join(a.out, name)}\n{e}", file=sys.stderr)
-            return 1
+            print(f"error: {name} failed; its executed copy is {os.path.join(a.out, name)}\n{e}", file=sys.stderr, flush=True)
+            failed += 1
+            continue
         nbformat.write(nb, os.path.join(a.out, name))
         cells = sum(1 for c in nb.cells if c.cell_type == "code")
         print(f"  ok: {cells} code cells in {time.monotonic() - started:.1f} s", flush=True)
-    return 0
+    print(f"notebooks: {len(a.notebooks) - failed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -83,7 +83,6 @@ if "$venv/bin/python" "$here/execute.py" --root "$root" --out "$out/notebooks" "
     else
         say "outputs and executed notebooks: $out"
     fi
-    say "all notebooks ran"
 else
     say "error: a notebook failed; outputs and executed notebooks kept in $out"
     exit 1
