@@ -134,3 +134,15 @@ fn verdict_files_given_on_the_command_line_win_and_the_replaced_verdict_is_noted
     // The other trial keeps its own verdict.
     assert_eq!(by_task(&ts, "citation-check").outcome.status, OutcomeStatus::Passed);
 }
+
+#[test]
+fn a_trial_result_given_alone_still_reads_its_trajectory() {
+    let dir = crate::common::samples("doubles/regressed__d0uble0");
+    let (alone, _) = ingest(&[&dir.join("result.json")]);
+    let (whole, _) = ingest(&[&dir]);
+    assert_eq!(alone.len(), 1);
+    assert_eq!(alone[0].steps.len(), whole[0].steps.len());
+    assert!(alone[0].steps.len() >= 6);
+    assert!(alone[0].provenance.files.iter().any(|f| f.path.ends_with("regressed__d0uble0/agent/trajectory.json")));
+    assert!(!alone[0].notes.iter().any(|n| n.contains("no agent/trajectory.json")));
+}
