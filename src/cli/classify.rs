@@ -119,7 +119,7 @@ pub fn run(a: &ClassifyArgs) -> u8 {
         }
     }
     let write = match (&columnar, jsonl.as_mut()) {
-        (Some(p), _) => crate::classify::table::write_verdicts(p, &kept),
+        (Some(p), _) => crate::classify::table::write_verdicts(p, &kept.iter().collect::<Vec<_>>()),
         (None, Some(w)) => match w.flush() {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             r => r,

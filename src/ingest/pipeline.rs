@@ -292,7 +292,7 @@ pub fn run_map<T: Send>(
     while start < units.len() {
         let (i, adapter, unit) = &units[start];
         if adapter.streams(unit) {
-            let (n, errs, fatal) = stream_unit(*adapter, unit, &ctx, &mut |t| sink(map(t)))?;
+            let (n, errs, fatal) = stream_unit(*adapter, unit, &ctx, batch, map, sink)?;
             account(*i, *adapter, n, errs, fatal);
             start += 1;
             continue;
@@ -372,22 +372,38 @@ fn fatal_of(res: ParseResult, adapter: &'static dyn Adapter, unit: &Unit) -> Opt
 }
 
 /// Parses a streaming unit, finalizing and writing each record as the adapter emits it.
-fn stream_unit(
+/// Parses a streaming unit: records are finalized as the adapter emits them and mapped in
+/// parallel batches of `batch`, so memory holds one batch and the map still uses every thread.
+fn stream_unit<T: Send>(
     adapter: &'static dyn Adapter,
     unit: &Unit,
     ctx: &Ctx<'_>,
-    sink: &mut dyn FnMut(Trajectory) -> std::io::Result<()>,
+    batch: usize,
+    map: &(dyn Fn(Trajectory) -> T + Sync),
+    sink: &mut dyn FnMut(T) -> std::io::Result<()>,
 ) -> Result<(usize, Vec<InputError>, Option<InputError>), IngestError> {
     let mut written = 0usize;
     let mut write_err: Option<std::io::Error> = None;
+    let mut pending: Vec<Trajectory> = Vec::with_capacity(batch);
+    let mut flush = |pending: &mut Vec<Trajectory>, write_err: &mut Option<std::io::Error>| {
+        let mapped: Vec<T> = std::mem::take(pending).into_par_iter().map(map).collect();
+        for x in mapped {
+            if write_err.is_none() {
+                if let Err(e) = sink(x) {
+                    *write_err = Some(e);
+                }
+            }
+        }
+    };
     let mut emit = |mut t: Trajectory| {
         if write_err.is_some() {
             return;
         }
         finalize(&mut t, adapter, unit, written, ctx);
         written += 1;
-        if let Err(e) = sink(t) {
-            write_err = Some(e);
+        pending.push(t);
+        if pending.len() >= batch {
+            flush(&mut pending, &mut write_err);
         }
     };
     let mut out = Output::new(&mut emit);
@@ -395,6 +411,7 @@ fn stream_unit(
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
     let errs = std::mem::take(&mut out.diagnostics);
     drop(out);
+    flush(&mut pending, &mut write_err);
     if let Some(e) = write_err {
         return Err(IngestError::Write(e));
     }

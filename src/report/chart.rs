@@ -144,19 +144,42 @@ where
     Ok(())
 }
 
+/// Most rows the per-task heatmap draws; a person cannot read more, and the bitmap of 10,000
+/// rows would take half a gigabyte.
+pub const MAX_TASK_ROWS: usize = 300;
+
+/// The tasks the heatmap shows: all of them when they fit, else those where the arms differ
+/// first (the ones worth a look), then the rest, in task order, up to [`MAX_TASK_ROWS`].
+fn shown_tasks(r: &Report) -> Vec<&super::tables::TaskRow> {
+    if r.tasks.len() <= MAX_TASK_ROWS {
+        return r.tasks.iter().collect();
+    }
+    let differs = |t: &&super::tables::TaskRow| t.per_arm.windows(2).any(|w| w[0].2 != w[1].2);
+    let mut v: Vec<&super::tables::TaskRow> =
+        r.tasks.iter().filter(differs).chain(r.tasks.iter().filter(|t| !differs(t))).take(MAX_TASK_ROWS).collect();
+    v.sort_by(|a, b| a.task.cmp(&b.task));
+    v
+}
+
 fn per_task<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    root.draw(&Text::new("Per-task outcome (tasks × arms)", (20, 12), text_style(22)))?;
+    let tasks = shown_tasks(r);
+    let title = if tasks.len() < r.tasks.len() {
+        format!("Per-task outcome ({} of {} tasks, those where arms differ first)", tasks.len(), r.tasks.len())
+    } else {
+        "Per-task outcome (tasks × arms)".to_string()
+    };
+    root.draw(&Text::new(title, (20, 12), text_style(22)))?;
     let left = 300;
     let col = ((560 - 20) / r.arms.len().max(1)).min(200) as i32;
     let row = 18;
     for (j, a) in r.arms.iter().enumerate() {
         root.draw(&Text::new(a.arm.clone(), (left + col * j as i32 + 4, 50), text_style(14)))?;
     }
-    for (i, t) in r.tasks.iter().enumerate() {
+    for (i, t) in tasks.iter().enumerate() {
         let y = 75 + row * i as i32;
         root.draw(&Text::new(t.task.chars().take(40).collect::<String>(), (10, y + 2), text_style(13)))?;
         for (j, (_, _, label)) in t.per_arm.iter().enumerate() {
@@ -223,7 +246,7 @@ where
 
 fn size_of(name: &str, r: &Report) -> (u32, u32) {
     let (_, (w, h)) = CHARTS.iter().find(|(n, _)| *n == name).copied().unwrap_or(("", (800, 500)));
-    if h == 0 { (w, 120 + 18 * r.tasks.len() as u32) } else { (w, h) }
+    if h == 0 { (w, 120 + 18 * r.tasks.len().min(MAX_TASK_ROWS) as u32) } else { (w, h) }
 }
 
 fn draw_on<DB: DrawingBackend>(name: &str, root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult
