@@ -119,3 +119,30 @@ fn harbor_exceptions_map_to_budgets_and_infrastructure() {
     assert_eq!(other.kind, TerminationKind::HarnessError);
     assert_eq!(other.raw.as_deref(), Some("ValueError"));
 }
+
+#[test]
+fn verdict_files_given_on_the_command_line_win_and_the_replaced_verdict_is_noted() {
+    let Some(dir) = corpus("harbor-trial") else { return };
+    let tmp = crate::common::tempdir();
+    let v = tmp.path().join("verdicts.csv");
+    std::fs::write(&v, "task_id,outcome\nlean4-proof,passed\n").unwrap();
+    let (ts, _) = crate::common::ingest_with(coroner::ingest::IngestOptions { inputs: vec![dir], verdicts: vec![v], ..Default::default() });
+    let t = by_task(&ts, "lean4-proof");
+    assert_eq!(t.outcome.status, OutcomeStatus::Passed);
+    assert!(t.notes.iter().any(|n| n.starts_with("outcome failed from") && n.contains("replaced by passed")), "{:?}", t.notes);
+    assert!(t.provenance.files.iter().any(|f| f.role == "verdicts"));
+    // The other trial keeps its own verdict.
+    assert_eq!(by_task(&ts, "citation-check").outcome.status, OutcomeStatus::Passed);
+}
+
+#[test]
+fn a_trial_result_given_alone_still_reads_its_trajectory() {
+    let dir = crate::common::samples("doubles/regressed__d0uble0");
+    let (alone, _) = ingest(&[&dir.join("result.json")]);
+    let (whole, _) = ingest(&[&dir]);
+    assert_eq!(alone.len(), 1);
+    assert_eq!(alone[0].steps.len(), whole[0].steps.len());
+    assert!(alone[0].steps.len() >= 6);
+    assert!(alone[0].provenance.files.iter().any(|f| f.path.ends_with("regressed__d0uble0/agent/trajectory.json")));
+    assert!(!alone[0].notes.iter().any(|n| n.contains("no agent/trajectory.json")));
+}

@@ -235,3 +235,16 @@ fn comparisons_of_degenerate_arms_stay_finite() {
         assert!(!coroner::report::compare::render(&c, false).contains("NaN"));
     }
 }
+
+#[test]
+fn untrusted_names_are_escaped_in_markdown_and_neutralized_on_the_terminal() {
+    let doubles = root().join("samples/doubles").display().to_string();
+    let arm = format!("<b>evil|arm</b>\u{1b}]0;pwned\u{7}={doubles}");
+    let r = coroner_in(&root(), &["report", "-q", "--format", "markdown", "--arm", &arm]);
+    let md = String::from_utf8_lossy(&r.stdout);
+    assert!(!md.contains("<b>") && md.contains("&lt;b&gt;evil\\|arm&lt;/b&gt;"), "{md}");
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'));
+    let r = coroner_in(&root(), &["report", "-q", "--arm", &arm]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && text.contains("evil|arm"), "{text}");
+}

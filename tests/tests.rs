@@ -22,12 +22,16 @@ mod ingest_determinism;
 mod ingest_gemini_cli;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
 mod ingest_harbor;
+/// Inspect AI logs: the real `.json` log, `.eval` archives (deflate, zstd, a killed run), and damaged archives.
+mod ingest_inspect;
 /// AutoGen Magentic-One logs on the real corpus with a verdict file, a wrapped sample, bad input.
 mod ingest_magentic_one;
 /// mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
 mod ingest_mini_swe_agent;
 /// OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 mod ingest_openhands;
+/// OpenTelemetry GenAI spans: OTLP JSON, a console-exporter list with pre-1.37 names, JSONL with a broken line, verdict joins.
+mod ingest_otel;
 /// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
 mod ingest_swe_agent;
 /// talos SQLite run stores and run summaries (samples written from its source), corrupt stores.
@@ -38,11 +42,19 @@ mod ingest_tau_bench;
 mod ingest_terminal_bench;
 /// Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
 mod ingest_terminal_capture;
+/// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
+mod notebooks;
+/// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.
+mod predict;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.
 mod report;
 /// Generated schemas match the types.
 mod schema;
+/// `coroner show`: evidence marked, folding, choosing a trajectory, a hostile transcript neutralized.
+mod show;
+/// `coroner spotcheck`: seeded stratified blind samples, scores against the kappa vectors, audits of labels.
+mod spotcheck;
 /// The statistics library against every row of the reference vectors in ../shared/stats.
 mod stats;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -104,48 +104,62 @@ impl ToolMatcher {
     }
 }
 
-/// A named list of patterns: a set for "does any match" and the regexes for "where".
+/// A named list of patterns.
 #[derive(Debug, Clone)]
 pub struct Phrases {
-    pub set: RegexSet,
     pub list: Vec<Regex>,
-    /// The patterns as one alternation, for "does any match": the same answer as `set`, about
-    /// four times faster on long tool outputs (a set does not get a literal prefilter).
-    /// `None` when they cannot be joined (verbose-mode comments would swallow the joints).
+    /// The patterns as one alternation, for "does any match": one pass over a long tool
+    /// output instead of one per pattern, with one literal prefilter for all of them. `None`
+    /// when they cannot be joined (verbose-mode comments would swallow the joints).
     pub any: Option<Regex>,
 }
 
 impl Phrases {
+    /// Joins compiled patterns.
+    #[must_use]
+    pub fn from_list(list: Vec<Regex>) -> Self {
+        let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
+        let any = joinable.then(|| compiled(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
+        Self { list, any }
+    }
+
     /// Compiles the patterns; `Err` carries the index of a bad pattern and its error.
     ///
     /// # Errors
     /// A pattern that is not a valid regex.
-    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, (Option<usize>, regex::Error)> {
-        let list =
-            patterns.iter().enumerate().map(|(i, p)| Regex::new(p.as_ref()).map_err(|e| (Some(i), e))).collect::<Result<Vec<_>, _>>()?;
-        let set = RegexSet::new(list.iter().map(Regex::as_str)).map_err(|e| (None, e))?;
-        let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
-        let any =
-            joinable.then(|| Regex::new(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
-        Ok(Self { set, list, any })
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, (usize, regex::Error)> {
+        let list = patterns.iter().enumerate().map(|(i, p)| compiled(p.as_ref()).map_err(|e| (i, e))).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::from_list(list))
     }
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
         match &self.any {
             Some(any) => any.is_match(text),
-            None => !self.list.is_empty() && self.set.is_match(text),
+            None => self.list.iter().any(|r| r.is_match(text)),
         }
     }
 
     /// The first match (earliest in the text) of any pattern.
     #[must_use]
     pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-        if !self.is_match(text) {
-            return None;
-        }
-        self.set.matches(text).into_iter().filter_map(|i| self.list[i].find(text)).min_by_key(regex::Match::start)
+        self.list.iter().filter_map(|r| r.find(text)).min_by_key(regex::Match::start)
     }
+}
+
+/// Every profile repeats `default`'s patterns, so each distinct pattern is compiled once per
+/// process and shared (a `Regex` clone is a reference count).
+fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Regex>>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+        return Ok(r);
+    }
+    let r = Regex::new(pattern)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(pattern.to_string(), r.clone());
+    }
+    Ok(r)
 }
 
 /// What a status string means when ingest left the termination unknown.
@@ -205,23 +219,22 @@ impl Profile {
             v
         };
         let phrases = |f: &dyn Fn(&RawProfile) -> &Vec<Spanned<String>>| -> Result<Phrases, RulesError> {
-            let mut list: Vec<(&str, &str, &Spanned<String>)> = Vec::new();
+            let mut list = Vec::new();
             for (file, text, r) in layers {
                 for s in f(r) {
-                    list.push((file, text, s));
+                    let re = compiled(s.get_ref()).map_err(|e| {
+                        RulesError::at(
+                            file,
+                            text,
+                            Some(s.span()),
+                            format!("invalid regex: {e}"),
+                            Some("patterns use the Rust `regex` syntax; escape backslashes in TOML strings".into()),
+                        )
+                    })?;
+                    list.push(re);
                 }
             }
-            let patterns: Vec<&str> = list.iter().map(|(_, _, s)| s.get_ref().as_str()).collect();
-            Phrases::new(&patterns).map_err(|(at, e)| match at.and_then(|i| list.get(i)) {
-                Some((file, text, s)) => RulesError::at(
-                    file,
-                    text,
-                    Some(s.span()),
-                    format!("invalid regex: {e}"),
-                    Some("patterns use the Rust `regex` syntax; escape backslashes in TOML strings".into()),
-                ),
-                None => RulesError::at(layers[0].0, layers[0].1, None, format!("invalid regex set: {e}"), None),
-            })
+            Ok(Phrases::from_list(list))
         };
         let mut statuses = BTreeMap::new();
         for (file, text, r) in layers {
@@ -307,32 +320,22 @@ fn parse_meaning(s: &str) -> Option<StatusMeaning> {
 }
 
 #[cfg(test)]
-mod tests {
+mod phrase_tests {
     use super::*;
 
-    /// The joined alternation answers "does any match" exactly as the set does, whatever the
-    /// patterns' own flags, and verbose patterns fall back to the set.
+    /// The joined alternation answers "does any match" exactly as the patterns one by one do,
+    /// whatever their own flags, and verbose patterns fall back to one by one.
     #[test]
-    fn the_alternation_agrees_with_the_set() {
+    fn the_alternation_agrees_with_the_patterns() {
         let patterns = [r"(?i)\btimed out after \d+", r"(?m)^FAIL\b", r"(?s)begin.*end", r"exact$", r"\bx{2}\b"];
         let p = Phrases::new(&patterns).unwrap();
         assert!(p.any.is_some());
         let texts = [
-            "",
-            "TIMED OUT AFTER 30",
-            "timed out after x",
-            "ok\nFAIL: test",
-            "okFAIL",
-            "BEGIN\nEND",
-            "begin\nend",
-            "inexact",
-            "exact\n",
-            "a xx b",
-            "a xxx b",
-            "Timed out after 5 — é",
+            "", "TIMED OUT AFTER 30", "timed out after x", "ok\nFAIL: test", "okFAIL", "BEGIN\nEND", "begin\nend", "inexact", "exact\n", "a xx b",
+            "a xxx b", "Timed out after 5 — é",
         ];
         for t in texts {
-            assert_eq!(p.is_match(t), p.set.is_match(t), "{t:?}");
+            assert_eq!(p.is_match(t), p.list.iter().any(|r| r.is_match(t)), "{t:?}");
         }
         // (?i) and (?m) stay inside their own pattern.
         assert!(!p.is_match("a FAIL in the middle"));
@@ -341,6 +344,6 @@ mod tests {
         assert!(verbose.any.is_none());
         assert!(verbose.is_match("ab") && verbose.is_match("c") && !verbose.is_match("a b"));
         assert!(!Phrases::new::<&str>(&[]).unwrap().is_match("anything"));
-        assert_eq!(Phrases::new(&["ok", "("]).unwrap_err().0, Some(1));
+        assert_eq!(Phrases::new(&["ok", "("]).unwrap_err().0, 1);
     }
 }

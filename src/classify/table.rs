@@ -13,12 +13,12 @@ use crate::model::Verdict;
 ///
 /// # Errors
 /// When polars cannot build the frame.
-pub fn verdict_frame(vs: &[Verdict]) -> PolarsResult<DataFrame> {
-    let s = |f: &dyn Fn(&Verdict) -> String| vs.iter().map(f).collect::<Vec<String>>();
-    let os = |f: &dyn Fn(&Verdict) -> Option<String>| vs.iter().map(f).collect::<Vec<Option<String>>>();
-    let u = |f: &dyn Fn(&Verdict) -> u32| vs.iter().map(f).collect::<Vec<u32>>();
-    let ou = |f: &dyn Fn(&Verdict) -> Option<u64>| vs.iter().map(f).collect::<Vec<Option<u64>>>();
-    let of = |f: &dyn Fn(&Verdict) -> Option<f64>| vs.iter().map(f).collect::<Vec<Option<f64>>>();
+pub fn verdict_frame(vs: &[&Verdict]) -> PolarsResult<DataFrame> {
+    let s = |f: &dyn Fn(&Verdict) -> String| vs.iter().map(|v| f(v)).collect::<Vec<String>>();
+    let os = |f: &dyn Fn(&Verdict) -> Option<String>| vs.iter().map(|v| f(v)).collect::<Vec<Option<String>>>();
+    let u = |f: &dyn Fn(&Verdict) -> u32| vs.iter().map(|v| f(v)).collect::<Vec<u32>>();
+    let ou = |f: &dyn Fn(&Verdict) -> Option<u64>| vs.iter().map(|v| f(v)).collect::<Vec<Option<u64>>>();
+    let of = |f: &dyn Fn(&Verdict) -> Option<f64>| vs.iter().map(|v| f(v)).collect::<Vec<Option<f64>>>();
     let cols = vec![
         Column::new("trajectory_id".into(), s(&|v| v.trajectory_id.clone())),
         Column::new("task_id".into(), s(&|v| v.task_id.clone())),
@@ -79,7 +79,7 @@ pub fn verdict_frame(vs: &[Verdict]) -> PolarsResult<DataFrame> {
 ///
 /// # Errors
 /// On I/O or polars failure.
-pub fn write_verdicts(path: &Path, vs: &[Verdict]) -> std::io::Result<()> {
+pub fn write_verdicts(path: &Path, vs: &[&Verdict]) -> std::io::Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("csv") => {
             let mut df = verdict_frame(vs).map_err(std::io::Error::other)?;

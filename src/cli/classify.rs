@@ -70,16 +70,47 @@ pub fn run(a: &ClassifyArgs) -> u8 {
         Err(code) => return code,
     };
     let opts = IngestOptions { inputs: a.inputs.clone(), format: None, verdicts: a.verdicts.clone() };
-    let mut verdicts: Vec<Verdict> = Vec::new();
-    let result = crate::ingest::run_map(&opts, &|t| c.classify(&t), &mut |v| {
-        verdicts.push(v);
+    // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
+    // Parquet are columnar and written at the end.
+    let columnar = a
+        .output
+        .as_deref()
+        .filter(|p| p.as_os_str() != "-" && matches!(p.extension().and_then(|e| e.to_str()), Some("csv" | "parquet")))
+        .map(std::path::Path::to_path_buf);
+    let mut jsonl: Option<std::io::BufWriter<Box<dyn Write>>> = match (&columnar, a.output.as_deref()) {
+        (Some(_), _) => None,
+        (None, Some(p)) if p.as_os_str() != "-" => match std::fs::File::create(p) {
+            Ok(f) => Some(std::io::BufWriter::new(Box::new(f))),
+            Err(e) => {
+                eprintln!("error: failed to create {}: {e}", p.display());
+                return exit::IO;
+            }
+        },
+        (None, _) => Some(std::io::BufWriter::new(Box::new(std::io::stdout()))),
+    };
+    let mut kept: Vec<Verdict> = Vec::new();
+    let mut tally = Tally::default();
+    let mut broken_pipe = false;
+    let result = crate::ingest::run_map(&opts, &|t| c.classify(&t), &mut |v: Verdict| {
+        tally.add(&v);
+        match jsonl.as_mut() {
+            Some(w) if !broken_pipe => {
+                let r = serde_json::to_writer(&mut *w, &v).map_err(std::io::Error::from).and_then(|()| w.write_all(b"\n"));
+                match r {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => broken_pipe = true,
+                    r => r?,
+                }
+            }
+            Some(_) => {}
+            None => kept.push(v),
+        }
         Ok(())
     });
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
             super::print_diagnostic(&e);
-            return exit::USAGE;
+            return if matches!(e, crate::ingest::IngestError::Write(_)) { exit::IO } else { exit::USAGE };
         }
     };
     if !a.quiet {
@@ -87,61 +118,66 @@ pub fn run(a: &ClassifyArgs) -> u8 {
             super::print_diagnostic(d);
         }
     }
-    let write = match a.output.as_deref() {
-        Some(p) if p.as_os_str() != "-" => crate::classify::table::write_verdicts(p, &verdicts),
-        _ => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let r = verdicts.iter().try_for_each(|v| {
-                serde_json::to_writer(&mut out, v)?;
-                out.write_all(b"\n")
-            });
-            match r.and_then(|()| out.flush()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => r,
-            }
-        }
+    let write = match (&columnar, jsonl.as_mut()) {
+        (Some(p), _) => crate::classify::table::write_verdicts(p, &kept.iter().collect::<Vec<_>>()),
+        (None, Some(w)) => match w.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r,
+        },
+        (None, None) => Ok(()),
     };
     if let Err(e) = write {
         eprintln!("error: failed to write verdicts: {e}");
         return exit::IO;
     }
-    let _ = write!(
-        std::io::stderr().lock(),
-        "{}",
-        render_summary(&verdicts, &c.rules, summary.quarantined_files(), summary.quarantined_records)
-    );
+    let _ = write!(std::io::stderr().lock(), "{}", tally.render(&c.rules, summary.quarantined_files(), summary.quarantined_records));
     if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
 }
 
-/// Verdicts by outcome and primary class, in precedence order.
-#[must_use]
-pub fn render_summary(vs: &[Verdict], rules: &Rules, quarantined_files: usize, quarantined_records: usize) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let count = |s: OutcomeStatus| vs.iter().filter(|v| v.outcome == s).count();
-    let failed: Vec<&Verdict> = vs.iter().filter(|v| v.primary.is_some()).collect();
-    let _ = writeln!(
-        out,
-        "coroner classify: {} trajectories: {} passed, {} failed, {} unknown outcome (not classified){}",
-        vs.len(),
-        count(OutcomeStatus::Passed),
-        failed.len(),
-        count(OutcomeStatus::Unknown),
-        if quarantined_files + quarantined_records > 0 {
-            format!("; {quarantined_files} files and {quarantined_records} records quarantined")
-        } else {
-            String::new()
+/// Verdicts counted by outcome and primary class, as they stream past.
+#[derive(Debug, Default)]
+pub struct Tally {
+    total: usize,
+    by_outcome: BTreeMap<&'static str, usize>,
+    by_primary: BTreeMap<String, usize>,
+}
+
+impl Tally {
+    pub fn add(&mut self, v: &Verdict) {
+        self.total += 1;
+        *self.by_outcome.entry(v.outcome.as_str()).or_default() += 1;
+        if let Some(p) = &v.primary {
+            *self.by_primary.entry(p.clone()).or_default() += 1;
         }
-    );
-    let mut by: BTreeMap<usize, (&str, usize)> = BTreeMap::new();
-    for v in &failed {
-        let c = v.primary.as_deref().unwrap_or("unclassified");
-        by.entry(rules.taxonomy.rank(c)).or_insert((c, 0)).1 += 1;
     }
-    for (c, n) in by.values() {
-        #[expect(clippy::cast_precision_loss, reason = "counts of trajectories")]
-        let pct = 100.0 * *n as f64 / failed.len().max(1) as f64;
-        let _ = writeln!(out, "  {c:<24} {n:>6}  ({pct:.0}% of failures)");
+
+    /// Verdicts by outcome and primary class, in precedence order.
+    #[must_use]
+    pub fn render(&self, rules: &Rules, quarantined_files: usize, quarantined_records: usize) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let count = |s: OutcomeStatus| self.by_outcome.get(s.as_str()).copied().unwrap_or(0);
+        let failed: usize = self.by_primary.values().sum();
+        let _ = writeln!(
+            out,
+            "coroner classify: {} trajectories: {} passed, {} failed, {} unknown outcome (not classified){}",
+            self.total,
+            count(OutcomeStatus::Passed),
+            failed,
+            count(OutcomeStatus::Unknown),
+            if quarantined_files + quarantined_records > 0 {
+                format!("; {quarantined_files} files and {quarantined_records} records quarantined")
+            } else {
+                String::new()
+            }
+        );
+        let mut ordered: Vec<(&String, &usize)> = self.by_primary.iter().collect();
+        ordered.sort_by_key(|(c, _)| rules.taxonomy.rank(c));
+        for (c, n) in ordered {
+            #[expect(clippy::cast_precision_loss, reason = "counts of trajectories")]
+            let pct = 100.0 * *n as f64 / failed.max(1) as f64;
+            let _ = writeln!(out, "  {c:<24} {n:>6}  ({pct:.0}% of failures)");
+        }
+        out
     }
-    out
 }

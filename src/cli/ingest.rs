@@ -17,8 +17,11 @@ use crate::ingest::{FileStatus, IngestOptions, Summary};
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Transcript files or run directories.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "list_formats")]
     pub paths: Vec<PathBuf>,
+    /// List the formats coroner reads (name, role, description) and exit.
+    #[arg(long)]
+    pub list_formats: bool,
     /// Parse every transcript as this format instead of detecting it (see --list-formats).
     #[arg(long, value_name = "NAME")]
     pub format: Option<String>,
@@ -37,7 +40,29 @@ pub struct IngestArgs {
     pub quiet: bool,
 }
 
+/// The formats table `--list-formats` prints.
+#[must_use]
+pub fn formats_table() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for ad in crate::ingest::adapters::all() {
+        let role = match ad.role() {
+            crate::ingest::format::FileRole::Transcript => "transcript",
+            crate::ingest::format::FileRole::Outcome => "outcome",
+            crate::ingest::format::FileRole::Metadata => "metadata",
+        };
+        let _ = writeln!(out, "{:<32} {:<11} {}", ad.name(), role, ad.describe());
+    }
+    out
+}
+
 pub fn run(a: &IngestArgs) -> u8 {
+    if a.list_formats {
+        return match super::output::print_stdout(&formats_table()) {
+            Ok(()) => exit::SUCCESS,
+            Err(_) => exit::IO,
+        };
+    }
     let mut writer = match TrajectoryWriter::create(a.output.as_deref()) {
         Ok(w) => w,
         Err(e) => {

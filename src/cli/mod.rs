@@ -5,9 +5,12 @@ mod compare;
 mod gen_corpus;
 mod ingest;
 mod output;
+mod predict;
 mod registry;
 mod report;
 mod rules;
+mod show;
+mod spotcheck;
 
 use std::ffi::OsString;
 
@@ -35,6 +38,9 @@ pub enum Command {
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
     Registry(registry::RegistryArgs),
+    Show(show::ShowArgs),
+    Spotcheck(spotcheck::SpotcheckArgs),
+    Predict(predict::PredictArgs),
     #[command(hide = true)]
     GenCorpus(gen_corpus::GenCorpusArgs),
 }
@@ -60,6 +66,9 @@ where
         Command::Report(a) => report::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Registry(a) => registry::run(&a),
+        Command::Show(a) => show::run(&a),
+        Command::Spotcheck(a) => spotcheck::run(&a),
+        Command::Predict(a) => predict::run(&a),
         Command::GenCorpus(a) => gen_corpus::run(&a),
     }
 }

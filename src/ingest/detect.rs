@@ -77,14 +77,14 @@ const SKIP_NAMES: &[(&str, &str)] = &[
 /// Runs the cascade over every adapter.
 #[must_use]
 pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], forced: Option<&'static dyn Adapter>) -> Detected {
+    if let Some((_, reason)) = SKIP_NAMES.iter().find(|(n, _)| *n == probe.name) {
+        return Detected::Skip((*reason).to_string());
+    }
     if probe.size == 0 {
         return Detected::Quarantine(
             InputError::new(InputErrorKind::Empty, display, "read a transcript: the file is empty")
                 .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"),
         );
-    }
-    if let Some((_, reason)) = SKIP_NAMES.iter().find(|(n, _)| *n == probe.name) {
-        return Detected::Skip((*reason).to_string());
     }
     let ext = probe.ext();
     let media = SKIP_EXTENSIONS.iter().take(2).find(|(exts, _)| exts.contains(&ext));

@@ -156,6 +156,14 @@ pub trait Adapter: Sync + Send {
         Vec::new()
     }
 
+    /// Whether the unit's records are written as they are parsed rather than collected first:
+    /// for containers of many records (a multi-gigabyte Inspect `.eval`), so memory holds one
+    /// record instead of the whole file's. Such units are parsed one at a time, in input order,
+    /// and a fatal error after some records keeps those records.
+    fn streams(&self, _unit: &Unit) -> bool {
+        false
+    }
+
     /// Parses a unit into trajectories.
     ///
     /// # Errors

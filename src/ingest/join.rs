@@ -101,6 +101,18 @@ impl JoinIndex {
         best.map(|(_, s, v)| Joined { value: v, file: &s.file })
     }
 
+    /// A verdict from a `--verdicts` file (global scope) for the first of `keys` that has one.
+    #[must_use]
+    pub fn global_outcome(&self, keys: &[&str]) -> Option<Joined<'_, Outcome>> {
+        keys.iter().find_map(|k| {
+            self.by_key
+                .get(*k)?
+                .iter()
+                .find(|s| s.dir.is_none())
+                .and_then(|s| s.entry.outcome.as_ref().map(|o| Joined { value: o, file: &s.file }))
+        })
+    }
+
     /// The verdict for the first of `keys` that has one, for a trajectory read from `path`.
     #[must_use]
     pub fn outcome(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, Outcome>> {

@@ -261,11 +261,45 @@ pub fn run_map<T: Send>(
         }
     }
 
-    // Parse units: ordered batches in parallel.
+    // Parse units: ordered batches in parallel. A unit whose adapter streams (one container
+    // of many records) is parsed alone, between batches, and its records are written as they
+    // come, so memory holds one of its records rather than all of them.
     let ctx = Ctx::new(&join, &fileset);
     let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
-    for chunk in units.chunks(batch) {
-        let parsed: Vec<_> = chunk
+    let mut account = |i: usize, adapter: &'static dyn Adapter, n: usize, errs: Vec<InputError>, fatal: Option<InputError>| {
+        summary.trajectories += n;
+        *summary.per_adapter.entry(adapter.name()).or_default() += n;
+        summary.quarantined_records += errs.len();
+        let d = diags.entry(i).or_default();
+        d.extend(errs);
+        match fatal {
+            // Records already written by a streamed unit stay: the failure costs the rest.
+            Some(e) if n > 0 => {
+                summary.quarantined_records += 1;
+                d.push(e);
+                statuses.insert(i, FileStatus::Ingested { adapter: adapter.name(), trajectories: n });
+            }
+            Some(e) => {
+                statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
+                d.push(e);
+            }
+            None => {
+                statuses.insert(i, FileStatus::Ingested { adapter: adapter.name(), trajectories: n });
+            }
+        }
+    };
+    let mut start = 0;
+    while start < units.len() {
+        let (i, adapter, unit) = &units[start];
+        if adapter.streams(unit) {
+            let (n, errs, fatal) = stream_unit(*adapter, unit, &ctx, batch, map, sink)?;
+            account(*i, *adapter, n, errs, fatal);
+            start += 1;
+            continue;
+        }
+        let end =
+            units[start..].iter().take(batch).position(|(_, a, u)| a.streams(u)).map_or((start + batch).min(units.len()), |p| start + p);
+        let parsed: Vec<_> = units[start..end]
             .par_iter()
             .map(|(i, adapter, unit)| {
                 let (trajs, errs, fatal) = parse_unit(*adapter, unit, &ctx);
@@ -278,21 +312,9 @@ pub fn run_map<T: Send>(
             for t in trajs {
                 sink(t).map_err(IngestError::Write)?;
             }
-            summary.trajectories += n;
-            *summary.per_adapter.entry(adapter.name()).or_default() += n;
-            summary.quarantined_records += errs.len();
-            let d = diags.entry(i).or_default();
-            d.extend(errs);
-            match fatal {
-                Some(e) => {
-                    statuses.insert(i, FileStatus::Quarantined { kind: e.kind });
-                    d.push(e);
-                }
-                None => {
-                    statuses.insert(i, FileStatus::Ingested { adapter: adapter.name(), trajectories: n });
-                }
-            }
+            account(i, adapter, n, errs, fatal);
         }
+        start = end;
     }
 
     let mut ordered: Vec<(usize, FileStatus)> = statuses.into_iter().collect();
@@ -318,7 +340,21 @@ fn parse_unit(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>) -> Pars
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
     let errs = std::mem::take(&mut out.diagnostics);
     drop(out);
-    let fatal = match res {
+    let fatal = fatal_of(res, adapter, unit);
+    if fatal.is_some() {
+        trajs.clear();
+    }
+    for (k, t) in trajs.iter_mut().enumerate() {
+        finalize(t, adapter, unit, k, ctx);
+    }
+    (trajs, errs, fatal)
+}
+
+type ParseResult = std::thread::Result<Result<(), InputError>>;
+
+/// The error that stopped a unit: the adapter's, or its panic as an internal error.
+fn fatal_of(res: ParseResult, adapter: &'static dyn Adapter, unit: &Unit) -> Option<InputError> {
+    match res {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
         Err(p) => {
@@ -332,14 +368,54 @@ fn parse_unit(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>) -> Pars
                 .with_help("this is a bug in coroner; please report it with the file"),
             )
         }
+    }
+}
+
+/// Parses a streaming unit, finalizing and writing each record as the adapter emits it.
+/// Parses a streaming unit: records are finalized as the adapter emits them and mapped in
+/// parallel batches of `batch`, so memory holds one batch and the map still uses every thread.
+fn stream_unit<T: Send>(
+    adapter: &'static dyn Adapter,
+    unit: &Unit,
+    ctx: &Ctx<'_>,
+    batch: usize,
+    map: &(dyn Fn(Trajectory) -> T + Sync),
+    sink: &mut dyn FnMut(T) -> std::io::Result<()>,
+) -> Result<(usize, Vec<InputError>, Option<InputError>), IngestError> {
+    let mut written = 0usize;
+    let mut write_err: Option<std::io::Error> = None;
+    let mut pending: Vec<Trajectory> = Vec::with_capacity(batch);
+    let mut flush = |pending: &mut Vec<Trajectory>, write_err: &mut Option<std::io::Error>| {
+        let mapped: Vec<T> = std::mem::take(pending).into_par_iter().map(map).collect();
+        for x in mapped {
+            if write_err.is_none() {
+                if let Err(e) = sink(x) {
+                    *write_err = Some(e);
+                }
+            }
+        }
     };
-    if fatal.is_some() {
-        trajs.clear();
+    let mut emit = |mut t: Trajectory| {
+        if write_err.is_some() {
+            return;
+        }
+        finalize(&mut t, adapter, unit, written, ctx);
+        written += 1;
+        pending.push(t);
+        if pending.len() >= batch {
+            flush(&mut pending, &mut write_err);
+        }
+    };
+    let mut out = Output::new(&mut emit);
+    // A bug in one adapter must cost one file, not the run.
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
+    let errs = std::mem::take(&mut out.diagnostics);
+    drop(out);
+    flush(&mut pending, &mut write_err);
+    if let Some(e) = write_err {
+        return Err(IngestError::Write(e));
     }
-    for (k, t) in trajs.iter_mut().enumerate() {
-        finalize(t, adapter, unit, k, ctx);
-    }
-    (trajs, errs, fatal)
+    Ok((written, errs, fatal_of(res, adapter, unit)))
 }
 
 /// The generic part of every record: id, pairing, joined outcome, provenance.
@@ -356,7 +432,21 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
     let path = &unit.primary.path;
     let owned: Vec<String> = [Some(t.task_id.clone()), t.session_id.clone()].into_iter().flatten().collect();
     let keys: Vec<&str> = owned.iter().map(String::as_str).collect();
-    if !t.outcome.is_known() {
+    // `--verdicts` files win over what the transcript or its run directory says; the replaced
+    // verdict is noted, never silently dropped.
+    if let Some(j) = ctx.join.global_outcome(&keys) {
+        if t.outcome.is_known() && t.outcome.status != j.value.status {
+            let from = t.outcome.source.as_ref().map_or_else(String::new, |s| format!(" from {} ({})", s.file, s.field));
+            t.notes.push(format!(
+                "outcome {}{from} replaced by {} from --verdicts {}",
+                t.outcome.status.as_str(),
+                j.value.status.as_str(),
+                j.file.path
+            ));
+        }
+        t.outcome = j.value.clone();
+        push_file(t, j.file);
+    } else if !t.outcome.is_known() {
         if let Some(j) = ctx.join.outcome(&keys, path) {
             t.outcome = j.value.clone();
             push_file(t, j.file);

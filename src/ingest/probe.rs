@@ -94,13 +94,19 @@ impl Probe {
     #[must_use]
     pub fn from_prefix(path: &Path, size: u64, prefix: Vec<u8>) -> Self {
         let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-        let binary = is_binary(&prefix, size as usize > prefix.len());
-        let complete = size as usize <= prefix.len();
+        let cut = size as usize > prefix.len();
+        // A JSON document or JSON Lines file with a bad byte somewhere is still that format:
+        // its adapter reports the bad line (or byte) precisely, so only NULs or a non-JSON start
+        // make invalid UTF-8 "binary" here.
+        let utf8_end = std::str::from_utf8(&prefix).map_or_else(|e| e.valid_up_to(), |_| prefix.len());
+        let starts_json = matches!(skip_bom_ws(&prefix).first(), Some(b'{' | b'['));
+        let binary = memchr::memchr(0, &prefix).is_some() || (!starts_json && is_binary(&prefix, cut));
+        let complete = !cut && utf8_end == prefix.len();
         let mut json = None;
         let mut jsonl = None;
         let mut too_deep_at = None;
         if !binary {
-            let body = skip_bom_ws(&prefix);
+            let body = skip_bom_ws(&prefix[..utf8_end]);
             if matches!(body.first(), Some(b'{' | b'[')) {
                 let shape = json_shape(body, complete);
                 // A JSON Lines file is invalid JSON right after its first value ends.

@@ -17,5 +17,6 @@ pub fn published() -> Vec<(&'static str, String)> {
         ("trajectory.schema.json", schema_of::<super::Trajectory>()),
         ("verdict.schema.json", schema_of::<super::Verdict>()),
         ("study.schema.json", schema_of::<crate::study::Study>()),
+        ("predictions.schema.json", schema_of::<crate::predict::PredictionsFile>()),
     ]
 }

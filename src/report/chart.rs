@@ -50,33 +50,51 @@ fn text_style(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&BLACK)
 }
 
-fn pass_rate<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+/// A chart with one category per arm on x (labelled by arm name) and a linear y axis.
+fn arm_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    arms: &'a [String],
+    top: f64,
+    y_desc: &str,
+) -> Result<
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    Box<dyn std::error::Error>,
+>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE)?;
-    let n = r.arms.len();
-    let mut chart = ChartBuilder::on(root)
-        .caption("Pass rate per arm (pass@1, 95% interval)", text_style(22))
+    let n = arms.len();
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, text_style(22))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..100f64)?;
-    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n.max(1))
         .x_label_formatter(&|x| {
             let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (x - i).abs() < 1e-6 && i >= 0.0 { arms.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
         })
         .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("pass@1 (%)")
+        .y_desc(y_desc)
         .x_desc("arm")
         .label_style(text_style(14))
         .axis_desc_style(text_style(16))
         .draw()?;
+    Ok(chart)
+}
+
+fn pass_rate<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
+    let mut chart = arm_chart(root, "Pass rate per arm (pass@1, 95% interval)", &names, 100.0, "pass@1 (%)")?;
     for (i, a) in r.arms.iter().enumerate() {
         let x = i as f64;
         let (lo, mid, hi) = (100.0 * a.pass_at_1.interval.lo, 100.0 * a.pass_at_1.estimate, 100.0 * a.pass_at_1.interval.hi);
@@ -102,27 +120,8 @@ where
     let totals: Vec<u64> = (0..n).map(|i| r.classes.iter().map(|c| c.per_arm[i].0).sum()).collect();
     let top = (*totals.iter().max().unwrap_or(&1)).max(1) as f64 * 1.1;
     let (plot, legend) = root.split_horizontally(640);
-    let mut chart = ChartBuilder::on(&plot)
-        .caption("Failure modes per arm (count of failed runs)", text_style(22))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n.max(1))
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("failed runs")
-        .x_desc("arm")
-        .label_style(text_style(14))
-        .axis_desc_style(text_style(16))
-        .draw()?;
+    let mut chart = arm_chart(&plot, "Failure modes per arm (count of failed runs)", &names, top, "failed runs")?;
     for i in 0..n {
         let mut base = 0.0;
         for c in &r.classes {
@@ -145,19 +144,42 @@ where
     Ok(())
 }
 
+/// Most rows the per-task heatmap draws; a person cannot read more, and the bitmap of 10,000
+/// rows would take half a gigabyte.
+pub const MAX_TASK_ROWS: usize = 300;
+
+/// The tasks the heatmap shows: all of them when they fit, else those where the arms differ
+/// first (the ones worth a look), then the rest, in task order, up to [`MAX_TASK_ROWS`].
+fn shown_tasks(r: &Report) -> Vec<&super::tables::TaskRow> {
+    if r.tasks.len() <= MAX_TASK_ROWS {
+        return r.tasks.iter().collect();
+    }
+    let differs = |t: &&super::tables::TaskRow| t.per_arm.windows(2).any(|w| w[0].2 != w[1].2);
+    let mut v: Vec<&super::tables::TaskRow> =
+        r.tasks.iter().filter(differs).chain(r.tasks.iter().filter(|t| !differs(t))).take(MAX_TASK_ROWS).collect();
+    v.sort_by(|a, b| a.task.cmp(&b.task));
+    v
+}
+
 fn per_task<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    root.draw(&Text::new("Per-task outcome (tasks × arms)", (20, 12), text_style(22)))?;
+    let tasks = shown_tasks(r);
+    let title = if tasks.len() < r.tasks.len() {
+        format!("Per-task outcome ({} of {} tasks, those where arms differ first)", tasks.len(), r.tasks.len())
+    } else {
+        "Per-task outcome (tasks × arms)".to_string()
+    };
+    root.draw(&Text::new(title, (20, 12), text_style(22)))?;
     let left = 300;
     let col = ((560 - 20) / r.arms.len().max(1)).min(200) as i32;
     let row = 18;
     for (j, a) in r.arms.iter().enumerate() {
         root.draw(&Text::new(a.arm.clone(), (left + col * j as i32 + 4, 50), text_style(14)))?;
     }
-    for (i, t) in r.tasks.iter().enumerate() {
+    for (i, t) in tasks.iter().enumerate() {
         let y = 75 + row * i as i32;
         root.draw(&Text::new(t.task.chars().take(40).collect::<String>(), (10, y + 2), text_style(13)))?;
         for (j, (_, _, label)) in t.per_arm.iter().enumerate() {
@@ -203,29 +225,9 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let n = r.arms.len();
     let top = steps_by_arm.iter().flatten().copied().fold(1.0, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(root)
-        .caption("Steps per trajectory, per arm", text_style(22))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), 0f64..top)?;
     let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n.max(1))
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .y_desc("steps")
-        .x_desc("arm")
-        .label_style(text_style(14))
-        .axis_desc_style(text_style(16))
-        .draw()?;
+    let mut chart = arm_chart(root, "Steps per trajectory, per arm", &names, top, "steps")?;
     for (i, v) in steps_by_arm.iter().enumerate() {
         let Some([min, q1, med, q3, max]) = quartiles(v.clone()) else { continue };
         let x = i as f64;
@@ -244,7 +246,7 @@ where
 
 fn size_of(name: &str, r: &Report) -> (u32, u32) {
     let (_, (w, h)) = CHARTS.iter().find(|(n, _)| *n == name).copied().unwrap_or(("", (800, 500)));
-    if h == 0 { (w, 120 + 18 * r.tasks.len() as u32) } else { (w, h) }
+    if h == 0 { (w, 120 + 18 * r.tasks.len().min(MAX_TASK_ROWS) as u32) } else { (w, h) }
 }
 
 fn draw_on<DB: DrawingBackend>(name: &str, root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult

@@ -47,7 +47,7 @@ pub fn write_all(dir: &Path, run: &StudyRun, r: &Report, charts: ChartFormats) -
         write_frame(dir, stem, &mut df)?;
         written.extend(["csv", "parquet", "json"].iter().map(|e| format!("{stem}.{e}")));
     }
-    let all: Vec<crate::model::Verdict> = run.arms.iter().flat_map(|a| a.verdicts.iter().cloned()).collect();
+    let all: Vec<&crate::model::Verdict> = run.arms.iter().flat_map(|a| a.verdicts.iter()).collect();
     let mut df = crate::classify::table::verdict_frame(&all).map_err(err)?;
     write_frame(dir, "verdicts", &mut df)?;
     written.extend(["verdicts.csv", "verdicts.parquet", "verdicts.json"].map(String::from));

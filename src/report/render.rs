@@ -26,38 +26,19 @@ fn tokens(n: u64) -> String {
     }
 }
 
-/// Text from transcripts, made safe for a terminal: control characters become `�`.
-#[must_use]
-pub fn safe_terminal(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if (c.is_control() && c != '\n' && c != '\t')
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c)
-            {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
+/// Untrusted text (task and arm names come from transcripts) for a terminal.
+fn safe_terminal(s: &str) -> String {
+    super::sanitize::terminal(s).into_owned()
 }
 
-/// Text from transcripts, made safe for a Markdown table cell.
-#[must_use]
-pub fn md_cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in safe_terminal(s).chars() {
-        match c {
-            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
+/// Untrusted text for a Markdown table cell.
+fn md_cell(s: &str) -> String {
+    super::sanitize::markdown_line(s)
+}
+
+/// coroner's own text (numbers, labels) for a Markdown cell: only a cell boundary needs care.
+fn md_own(s: &str) -> String {
+    s.replace('|', "\\|")
 }
 
 /// A row of (header, rows) tables in the order the report prints them.
@@ -67,6 +48,10 @@ struct Tab {
     rows: Vec<Vec<String>>,
     /// Columns aligned right (numbers).
     right: Vec<usize>,
+    /// Columns holding text from transcripts or the study file (names), escaped in Markdown.
+    untrusted: Vec<usize>,
+    /// Header cells from index 1 on are arm names (untrusted).
+    arm_header: bool,
 }
 
 fn tabs(r: &Report) -> Vec<Tab> {
@@ -96,6 +81,8 @@ fn tabs(r: &Report) -> Vec<Tab> {
             })
             .collect(),
         right: vec![1, 3, 4, 5, 6, 7, 8, 9],
+        untrusted: vec![0],
+        arm_header: false,
     });
     let mut header = vec!["failure mode (share of model failures)".to_string()];
     header.extend(r.arms.iter().map(|a| a.arm.clone()));
@@ -116,7 +103,14 @@ fn tabs(r: &Report) -> Vec<Tab> {
             rows.push(row);
         }
     }
-    out.push(Tab { title: "Failure modes per arm".into(), header, rows, right: (1..=r.arms.len()).collect() });
+    out.push(Tab {
+        title: "Failure modes per arm".into(),
+        header,
+        rows,
+        right: (1..=r.arms.len()).collect(),
+        untrusted: Vec::new(),
+        arm_header: true,
+    });
     let mut header = vec!["mechanics".to_string()];
     header.extend(r.arms.iter().map(|a| a.arm.clone()));
     out.push(Tab {
@@ -124,6 +118,9 @@ fn tabs(r: &Report) -> Vec<Tab> {
         header,
         rows: r.mechanics.iter().map(|m| std::iter::once(m.metric.clone()).chain(m.per_arm.iter().cloned()).collect()).collect(),
         right: (1..=r.arms.len()).collect(),
+        // Peak writes name the task they happened in.
+        untrusted: (1..=r.arms.len()).collect(),
+        arm_header: true,
     });
     let mut header = vec!["task".to_string()];
     header.extend(r.arms.iter().map(|a| a.arm.clone()));
@@ -144,6 +141,8 @@ fn tabs(r: &Report) -> Vec<Tab> {
             })
             .collect(),
         right: Vec::new(),
+        untrusted: vec![0],
+        arm_header: true,
     });
     out
 }
@@ -211,18 +210,33 @@ pub fn terminal(r: &Report, fit: Fit) -> String {
 pub fn markdown(r: &Report) -> String {
     let mut out = format!("## {}\n", md_cell(&r.title));
     for (i, t) in tabs(r).into_iter().enumerate() {
-        out.push_str(&format!("\n### {}\n\n", md_cell(&t.title)));
-        out.push_str(&format!("| {} |\n", t.header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")));
+        out.push_str(&format!("\n### {}\n\n", md_own(&t.title)));
+        out.push_str(&format!(
+            "| {} |\n",
+            t.header
+                .iter()
+                .enumerate()
+                .map(|(j, h)| if t.arm_header && j > 0 { md_cell(h) } else { md_own(h) })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
         out.push_str(&format!(
             "|{}|\n",
             (0..t.header.len()).map(|j| if t.right.contains(&j) { "---:" } else { "---" }).collect::<Vec<_>>().join("|")
         ));
         for row in &t.rows {
-            out.push_str(&format!("| {} |\n", row.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")));
+            out.push_str(&format!(
+                "| {} |\n",
+                row.iter()
+                    .enumerate()
+                    .map(|(j, c)| if t.untrusted.contains(&j) { md_cell(c) } else { md_own(c) })
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
         }
         if i == 0 {
             if let Some(c) = &r.comparison {
-                out.push_str(&format!("\n**{} vs {}: {}**", md_cell(&c.a), md_cell(&c.b), md_cell(&c.verdict)));
+                out.push_str(&format!("\n**{} vs {}: {}**", md_cell(&c.a), md_cell(&c.b), md_own(&c.verdict)));
                 if c.paired {
                     out.push_str(&format!(
                         " Flipped tasks: {} passed only in {}, {} only in {}.",

@@ -228,24 +228,32 @@ fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
 }
 
 fn task_rows(run: &StudyRun) -> Vec<TaskRow> {
-    let all: BTreeSet<&str> = run.arms.iter().flat_map(|a| a.verdicts.iter().map(|v| v.task_id.as_str())).collect();
+    // Each arm's verdicts grouped by task once, so the matrix costs n log n, not tasks × n.
+    let grouped: Vec<BTreeMap<&str, Vec<&Verdict>>> = run
+        .arms
+        .iter()
+        .map(|a| {
+            let mut m: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
+            for v in &a.verdicts {
+                m.entry(v.task_id.as_str()).or_default().push(v);
+            }
+            m
+        })
+        .collect();
+    let all: BTreeSet<&str> = grouped.iter().flat_map(|g| g.keys().copied()).collect();
     all.into_iter()
         .map(|task| TaskRow {
             task: task.to_string(),
-            per_arm: run
-                .arms
+            per_arm: grouped
                 .iter()
-                .map(|a| {
-                    let vs: Vec<&Verdict> = a.verdicts.iter().filter(|v| v.task_id == task).collect();
-                    if vs.is_empty() {
-                        return (0, 0, "-".to_string());
-                    }
+                .map(|g| {
+                    let Some(vs) = g.get(task) else { return (0, 0, "-".to_string()) };
                     let passed = vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
                     let label = if passed * 2 > vs.len() as u64 {
                         "passed".to_string()
                     } else {
                         let mut c: BTreeMap<&str, usize> = BTreeMap::new();
-                        for v in &vs {
+                        for v in vs {
                             *c.entry(v.primary.as_deref().unwrap_or(v.outcome.as_str())).or_default() += 1;
                         }
                         c.into_iter().max_by_key(|(k, n)| (*n, std::cmp::Reverse(*k))).map(|(k, _)| k.to_string()).unwrap_or_default()

@@ -57,6 +57,23 @@ pub enum RunError {
     Extract(String, String),
 }
 
+/// When a trajectory began: its start time, else its first step's time.
+fn first_time(t: &crate::model::Trajectory) -> Option<String> {
+    t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone()))
+}
+
+/// Keeps the earlier of `earliest` and `candidate`, compared as times (not as text).
+fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
+    use crate::ingest::adapters::common::parse_time;
+    // A time that does not parse cannot be compared; it never becomes the earliest.
+    if let Some(f) = candidate
+        && parse_time(&f).is_some()
+        && earliest.as_ref().is_none_or(|e| parse_time(&f) < parse_time(e))
+    {
+        *earliest = Some(f);
+    }
+}
+
 /// Loads a registry file, or extracts one from a source directory.
 ///
 /// # Errors
@@ -111,19 +128,12 @@ pub fn run_study(
                 if let Some(h) = &harness {
                     t.harness.clone_from(h);
                 }
-                let first = t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone()));
+                let first = first_time(&t);
                 (c.classify(&t), first)
             },
             &mut |(mut v, first): (Verdict, Option<String>)| {
                 v.arm = Some(arm.spec.name.clone());
-                if let Some(f) = first {
-                    if earliest
-                        .as_ref()
-                        .is_none_or(|e| crate::ingest::adapters::common::parse_time(&f) < crate::ingest::adapters::common::parse_time(e))
-                    {
-                        earliest = Some(f);
-                    }
-                }
+                keep_earliest(&mut earliest, first);
                 verdicts.push(v);
                 Ok(())
             },
@@ -182,9 +192,11 @@ pub fn run_inputs(
     }
     let c = Classifier::new(rules.clone(), loaded, Options::default());
     let opts = IngestOptions { inputs: inputs.to_vec(), format: None, verdicts: Vec::new() };
-    let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
-    let summary = crate::ingest::run_map(&opts, &|t| c.classify(&t), &mut |v: Verdict| {
-        by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default().push(v);
+    let mut by_arm: BTreeMap<String, (Vec<Verdict>, Option<String>)> = BTreeMap::new();
+    let summary = crate::ingest::run_map(&opts, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
+        let arm = by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default();
+        keep_earliest(&mut arm.1, first);
+        arm.0.push(v);
         Ok(())
     })?;
     let quarantined = summary.quarantined_records + summary.quarantined_files();
@@ -192,13 +204,13 @@ pub fn run_inputs(
     let n = by_arm.len().max(1);
     let arms = by_arm
         .into_iter()
-        .map(|(name, verdicts)| ArmRun {
+        .map(|(name, (verdicts, earliest))| ArmRun {
             name,
             verdicts,
             budget: BudgetSpec::default(),
             files_seen: summary.files.len() / n,
             quarantined: quarantined / n,
-            earliest: None,
+            earliest,
         })
         .collect();
     Ok(StudyRun { title: None, arms, rules_digest: rules.digest.clone(), registries: regs })

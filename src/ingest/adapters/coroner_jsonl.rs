@@ -27,6 +27,11 @@ impl Adapter for CoronerJsonl {
         "coroner normalized JSONL (one trajectory per line)"
     }
 
+    /// A file of coroner JSONL can hold a whole run; records go out as they are read.
+    fn streams(&self, _unit: &Unit) -> bool {
+        true
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shape = p.jsonl.as_ref().or(p.json.as_ref()).ok_or("not JSON")?;
         if shape.has("record_version") && shape.has("provenance") {

@@ -165,7 +165,19 @@ impl Adapter for HarborTrial {
         let files = vec![src.provenance("trial_result")];
         let dir = unit.primary.path.parent().unwrap_or(Path::new(""));
         let atif_path = dir.join("agent").join("trajectory.json");
-        let atif_entry = unit.companions.iter().find(|c| c.path == atif_path);
+        // A trial's result.json given on its own (not its directory) still reads the trajectory
+        // beside it: the walk never saw that file, so look on disk.
+        let on_disk = (!unit.companions.iter().any(|c| c.path == atif_path) && atif_path.is_file()).then(|| {
+            let sibling = |s: &str| {
+                s.rsplit_once('/').map_or_else(|| "agent/trajectory.json".to_string(), |(d, _)| format!("{d}/agent/trajectory.json"))
+            };
+            crate::ingest::format::FileEntry {
+                path: atif_path.clone(),
+                display: sibling(&unit.primary.display),
+                rel: sibling(&unit.primary.rel),
+            }
+        });
+        let atif_entry = unit.companions.iter().find(|c| c.path == atif_path).or(on_disk.as_ref());
         let mut t = match atif_entry {
             Some(e) => atif::parse_file(&e.path, &e.display, files, self.name())?,
             None => {

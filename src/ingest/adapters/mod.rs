@@ -11,10 +11,13 @@ pub mod common;
 pub mod coroner_jsonl;
 pub mod gemini_cli;
 pub mod harbor;
+pub mod inspect;
+pub mod inspect_eval;
 pub mod lines;
 pub mod magentic_one;
 pub mod mini_swe_agent;
 pub mod openhands;
+pub mod otel;
 pub mod sidecar;
 pub mod swe_agent;
 pub mod talos;
@@ -53,6 +56,9 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &talos::TalosSummary,
         &openhands::OpenHandsEvents,
         &openhands::OpenHandsEval,
+        &inspect::InspectEval,
+        &inspect::InspectJson,
+        &otel::OtelSpans,
         &aider::AiderResults,
         &aider::AiderChatHistory,
         &aider::ExercismConfig,

@@ -586,6 +586,11 @@ impl Adapter for OpenHandsEval {
         "OpenHands evaluation output.jsonl (EvalOutput per line: history, metrics, error, test_result)"
     }
 
+    /// An evaluation output.jsonl holds every instance of a run; records go out as read.
+    fn streams(&self, _unit: &Unit) -> bool {
+        true
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         // Lines are often longer than the probe, then only the first line's start is seen.
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;

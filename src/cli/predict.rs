@@ -1,0 +1,428 @@
+//! `coroner predict`: seal predictions before a run, check them after it, retract one.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::report::{ReportFormat, StudyArgs};
+use crate::classify::Rules;
+use crate::exit;
+use crate::predict::{self, DesignInfo, Loaded, Lock};
+use crate::report::render::Fit;
+use crate::study::Study;
+
+/// Pre-registered predictions: seal them before a run, check them after it in CI.
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    #[command(subcommand)]
+    pub command: PredictCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PredictCommand {
+    Seal(SealArgs),
+    Check(CheckArgs),
+    Retract(RetractArgs),
+}
+
+/// Seal a predictions file before the run: write a lock with sha256 of the predictions
+/// (retractions left out), the rules in force and every registry, the coroner version, the time
+/// and the git commit, and print what each prediction's design can detect.
+#[derive(Debug, Args)]
+pub struct SealArgs {
+    /// The predictions file (`predictions.toml`).
+    pub predictions: PathBuf,
+    /// The study the predictions are about: its arms are checked, its registries sealed, and
+    /// its transcripts, if they exist already, counted for n.
+    #[arg(long, value_name = "STUDY.toml")]
+    pub study: Option<PathBuf>,
+    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// A tool registry applied to every arm (sealed as well). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Vec<PathBuf>,
+    /// Where to write the lock (default: the predictions file with extension `.lock`).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Tasks per arm, for the power figures when the study's transcripts do not exist yet.
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// The seal's time (RFC 3339) instead of the clock; `COR_NOW` does the same.
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+    /// Replace an existing lock (the old one stays in git history).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Check sealed predictions against a run: refuse a tampered or late seal, judge every claim
+/// (confirmed, refuted, inconclusive; Holm across claims), print each refuted claim's escape
+/// clause. Exit 0 when none is refuted, 1 when one is, 2 when the seal or the file is broken.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The predictions file.
+    pub predictions: PathBuf,
+    #[command(flatten)]
+    pub study: StudyArgs,
+    /// The lock (default: the predictions file with extension `.lock`).
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
+    /// Check a seal made after the run's first trajectory, reporting it as late.
+    #[arg(long)]
+    pub allow_late: bool,
+    /// Write JUnit XML here (one testcase per prediction; refuted ones fail).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown report here (for a pull-request comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// Retract a prediction: record `retracted = { note, at }` beside its claim, keeping the rest of
+/// the file as it is. The seal stays valid; the prediction is reported as retracted.
+#[derive(Debug, Args)]
+pub struct RetractArgs {
+    /// The prediction's id.
+    pub id: String,
+    /// Why it is withdrawn.
+    #[arg(long)]
+    pub note: String,
+    /// The predictions file.
+    #[arg(default_value = "predictions.toml")]
+    pub predictions: PathBuf,
+    /// The retraction's time (RFC 3339) instead of the clock; `COR_NOW` does the same.
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+}
+
+pub fn run(a: &PredictArgs) -> u8 {
+    match &a.command {
+        PredictCommand::Seal(s) => seal(s),
+        PredictCommand::Check(c) => check(c),
+        PredictCommand::Retract(r) => retract(r),
+    }
+}
+
+fn load_rules(dir: Option<&Path>) -> Result<Rules, u8> {
+    Rules::load(dir).map_err(|e| {
+        super::print_diagnostic(&e);
+        exit::USAGE
+    })
+}
+
+fn load_predictions(path: &Path) -> Result<Loaded, u8> {
+    Loaded::read(path).map_err(|e| {
+        super::print_diagnostic(&e);
+        exit::USAGE
+    })
+}
+
+/// The claim in words, marked when retracted (its design is still shown: a retraction does not
+/// change what was sealed).
+fn claim_text(p: &predict::Prediction) -> String {
+    let c = predict::check::describe(&p.claim);
+    if p.retracted.is_some() { format!("{c} (retracted)") } else { c }
+}
+
+fn default_lock(predictions: &Path) -> PathBuf {
+    predictions.with_extension("lock")
+}
+
+fn fit() -> Fit {
+    if std::io::stdout().is_terminal() { Fit::Terminal } else { Fit::None }
+}
+
+/// `path` relative to `dir` (`../study/study.toml` from `samples/predictions`), so a lock names
+/// its study the same way from any working directory; `path` as given when either is missing.
+fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let (Ok(p), Ok(d)) = (path.canonicalize(), dir.canonicalize()) else { return path.to_path_buf() };
+    let (pc, dc): (Vec<_>, Vec<_>) = (p.components().collect(), d.components().collect());
+    let common = pc.iter().zip(&dc).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..dc.len() {
+        out.push("..");
+    }
+    for c in &pc[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a failure never leaves half a file.
+fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.coroner-tmp"));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn seal(a: &SealArgs) -> u8 {
+    let loaded = match load_predictions(&a.predictions) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let rules = match load_rules(a.rules.as_deref()) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    if let Err(e) = loaded.check_classes(&rules.taxonomy.precedence) {
+        super::print_diagnostic(&e);
+        return exit::USAGE;
+    }
+    let sealed_at = match predict::seal::now(a.now.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: failed to read --now or COR_NOW: {e}");
+            return exit::USAGE;
+        }
+    };
+    let mut registries = std::collections::BTreeMap::new();
+    let mut registry_paths: Vec<PathBuf> = Vec::new();
+    let mut design = DesignInfo { n: a.n, ..DesignInfo::default() };
+    let mut earliest = None;
+    if let Some(study_path) = &a.study {
+        // The transcripts usually do not exist yet: the arms and registries are read from the
+        // file itself, and n from the transcripts only when they are there.
+        let base = study_path.parent().unwrap_or(Path::new(""));
+        let (arm_names, arms) = match Study::load(study_path) {
+            Ok((s, arms)) => (s.arms.iter().map(|x| x.name.clone()).collect::<Vec<_>>(), Some(arms)),
+            Err(e) => match std::fs::read_to_string(study_path).ok().and_then(|t| toml::from_str::<Study>(&t).ok()) {
+                Some(s) if !s.arms.is_empty() => {
+                    eprintln!("note: {e} (n comes from --n until the transcripts exist)");
+                    registry_paths.extend(s.arms.iter().filter_map(|x| x.registry.as_ref()).map(|r| base.join(r)));
+                    (s.arms.iter().map(|x| x.name.clone()).collect(), None)
+                }
+                _ => {
+                    super::print_diagnostic(&e);
+                    return exit::USAGE;
+                }
+            },
+        };
+        if let Err(e) = loaded.check_arms(&arm_names) {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+        if let Some(arms) = arms {
+            registry_paths.extend(arms.iter().filter_map(|x| x.registry.clone()));
+            match DesignInfo::from_arms(&arms, a.n) {
+                Ok((d, e)) => {
+                    design = d;
+                    earliest = e;
+                }
+                Err(e) => {
+                    super::print_diagnostic(&e);
+                    return exit::USAGE;
+                }
+            }
+        }
+    }
+    registry_paths.extend(a.registry.iter().cloned());
+    for r in &registry_paths {
+        match crate::study::run::load_registry(r) {
+            Ok(reg) => {
+                registries.insert(reg.file, reg.registry.sha256);
+            }
+            Err(e) => {
+                super::print_diagnostic(&e);
+                return exit::USAGE;
+            }
+        }
+    }
+    let out = a.output.clone().unwrap_or_else(|| default_lock(&a.predictions));
+    if out.exists() && !a.force {
+        eprintln!(
+            "error: failed to seal: {} exists\n  help: a seal is made once, before the run; `--force` replaces it (the old one stays in git history)",
+            out.display()
+        );
+        return exit::USAGE;
+    }
+    let Ok(digest) = predict::predictions_digest(&loaded.text) else {
+        eprintln!("error: failed to digest {}: it is not TOML", loaded.shown);
+        return exit::USAGE;
+    };
+    let alpha = loaded.file.alpha;
+    let rows: Vec<(String, predict::Detectable)> =
+        loaded.file.predictions.iter().map(|p| (claim_text(p), predict::detectable(p, &design, alpha))).collect();
+    let dir = a.predictions.parent().unwrap_or(Path::new(""));
+    let lock = Lock {
+        format: predict::seal::LOCK_FORMAT,
+        coroner_version: env!("CARGO_PKG_VERSION").into(),
+        sealed_at: sealed_at.clone(),
+        git_commit: predict::seal::git_commit(dir),
+        predictions_file: a.predictions.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        predictions_sha256: digest,
+        rules_sha256: rules.digest.clone(),
+        study: a.study.as_ref().map(|s| crate::ingest::diag::display_path(&relative_to(s, out.parent().unwrap_or(Path::new(""))))),
+        registries,
+        design: rows.iter().map(|(_, d)| d.clone()).collect(),
+    };
+    let text = match lock.to_toml() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: failed to write the lock: {e}");
+            return exit::IO;
+        }
+    };
+    if let Err(e) = write_file(&out, &text) {
+        eprintln!("error: failed to write {}: {e}", out.display());
+        return exit::IO;
+    }
+    if let Some(first) = &earliest {
+        let late = crate::ingest::adapters::common::parse_time(first)
+            .zip(crate::ingest::adapters::common::parse_time(&sealed_at))
+            .is_some_and(|(f, s)| s > f);
+        if late {
+            eprintln!(
+                "warning: the study's transcripts already exist and begin at {first}, before this seal ({sealed_at}): `predict check` will refuse it as late without --allow-late"
+            );
+        }
+    }
+    let mut msg = format!(
+        "sealed {} into {} at {sealed_at} (coroner {}{})\n",
+        loaded.shown,
+        crate::ingest::diag::display_path(&out),
+        lock.coroner_version,
+        lock.git_commit.as_deref().map(|c| format!(", commit {}", c.get(..12).unwrap_or(c))).unwrap_or_default()
+    );
+    msg.push_str(&format!(
+        " predictions {}, rules {}, {} {}\n",
+        &lock.predictions_sha256[..12.min(lock.predictions_sha256.len())],
+        &lock.rules_sha256[..12.min(lock.rules_sha256.len())],
+        lock.registries.len(),
+        if lock.registries.len() == 1 { "registry" } else { "registries" }
+    ));
+    let n_from = if a.n.is_some() {
+        "n from --n".to_string()
+    } else if design.tasks.is_empty() {
+        "n unknown: pass --n, or seal with a study whose transcripts exist".to_string()
+    } else {
+        format!(
+            "n from the study: {}",
+            design.tasks.iter().map(|(arm, t)| format!("{arm} {} tasks", t.len())).collect::<Vec<_>>().join(", ")
+        )
+    };
+    msg.push_str(&format!("\nWhat this design can detect ({n_from}; one-sided α = {alpha}, 80% power)\n"));
+    msg.push_str(&predict::render::design(&rows, fit()));
+    let under = rows.iter().filter(|(_, d)| d.underpowered).count();
+    if under > 0 {
+        msg.push_str(&format!(
+            "{under} {} underpowered: this design can never confirm or never refute {}; widen the claim, add tasks, or retract it before the run\n",
+            if under == 1 { "prediction is" } else { "predictions are" },
+            if under == 1 { "it" } else { "them" }
+        ));
+    }
+    if let Err(e) = super::output::print_stdout(&msg) {
+        eprintln!("error: failed to print: {e}");
+        return exit::IO;
+    }
+    exit::SUCCESS
+}
+
+fn check(a: &CheckArgs) -> u8 {
+    let loaded = match load_predictions(&a.predictions) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let lock_path = a.lock.clone().unwrap_or_else(|| default_lock(&a.predictions));
+    let lock = match Lock::read(&lock_path) {
+        Ok(l) => l,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let (run, rules, _) = match super::report::load_study(&a.study) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let lock_shown = crate::ingest::diag::display_path(&lock_path);
+    let title = loaded.file.title.clone().unwrap_or_else(|| loaded.shown.clone());
+    let report = match predict::check(&loaded, &lock, &lock_shown, &run, &rules.taxonomy.precedence, a.allow_late) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            if let (Some(path), predict::check::CheckError::Seal(s)) = (&a.junit, &e)
+                && let Err(err) = write_file(path, &predict::junit::seal_failure(&title, &lock_shown, &s.problems))
+            {
+                eprintln!("error: failed to write {}: {err}", path.display());
+            }
+            return exit::USAGE;
+        }
+    };
+    let text = match a.format {
+        ReportFormat::Table => predict::render::terminal(&report, fit()),
+        ReportFormat::Markdown => predict::render::markdown(&report),
+        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+    };
+    if let Err(e) = super::output::print_stdout(&text) {
+        eprintln!("error: failed to print the check: {e}");
+        return exit::IO;
+    }
+    for (path, body) in [(&a.markdown, predict::render::markdown(&report)), (&a.junit, predict::junit::junit(&report))] {
+        if let Some(path) = path
+            && let Err(e) = write_file(path, &body)
+        {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return exit::IO;
+        }
+    }
+    if report.refuted_any() {
+        exit::GATE
+    } else if report.quarantined > 0 {
+        exit::PARTIAL
+    } else {
+        exit::SUCCESS
+    }
+}
+
+fn retract(a: &RetractArgs) -> u8 {
+    if a.note.trim().is_empty() {
+        eprintln!("error: failed to retract `{}`: the note is empty\n  help: say why it is withdrawn: --note \"…\"", a.id);
+        return exit::USAGE;
+    }
+    let shown = crate::ingest::diag::display_path(&a.predictions);
+    let text = match std::fs::read_to_string(&a.predictions) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: failed to read {shown}: {e}");
+            return exit::USAGE;
+        }
+    };
+    let at = match predict::seal::now(a.now.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: failed to read --now or COR_NOW: {e}");
+            return exit::USAGE;
+        }
+    };
+    let edited = match predict::retract(&text, &a.id, a.note.trim(), &at) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if let Err(e) = write_file(&a.predictions, &edited) {
+        eprintln!("error: failed to write {shown}: {e}");
+        return exit::IO;
+    }
+    let msg = format!(
+        "retracted `{}` in {shown} at {at}: {}\n the seal stays valid: predictions_sha256 leaves out `retracted` entries; commit the file so its history records the retraction\n",
+        a.id,
+        a.note.trim()
+    );
+    if let Err(e) = super::output::print_stdout(&msg) {
+        eprintln!("error: failed to print: {e}");
+        return exit::IO;
+    }
+    exit::SUCCESS
+}

@@ -1,0 +1,357 @@
+//! `coroner spotcheck`: draw a blind sample to label by hand, score the labels against the
+//! classifier, audit a set of human labels.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::classify::Classifier;
+use crate::exit;
+use crate::ingest::IngestOptions;
+use crate::ingest::diag::display_path;
+use crate::model::Verdict;
+use crate::report::sanitize;
+use crate::spotcheck::audit::{self, Facts};
+use crate::spotcheck::labels::Vocabulary;
+use crate::spotcheck::sample::{self, Key, KeyItem, SampleOptions, SheetRow};
+use crate::spotcheck::score;
+
+/// Spot-check the classifier by hand: sample, label, score; audit existing labels.
+#[derive(Debug, Args)]
+pub struct SpotcheckArgs {
+    #[command(subcommand)]
+    pub command: SpotcheckCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SpotcheckCommand {
+    Sample(SampleArgs),
+    Score(ScoreArgs),
+    Audit(AuditArgs),
+}
+
+/// The options that decide how trajectories are read and classified; recorded in every
+/// `coroner show` command of the sheet.
+#[derive(Debug, Args)]
+pub struct ClassifyOptions {
+    /// A tool registry, as for `classify`. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Vec<PathBuf>,
+    /// A rules directory, as for `classify`.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// A verdict file joined to every trajectory, as for `ingest`. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: Vec<PathBuf>,
+    /// The step limit the runs were given, as for `classify`.
+    #[arg(long, value_name = "N")]
+    pub step_limit: Option<u32>,
+}
+
+impl ClassifyOptions {
+    fn classifier(&self) -> Result<Classifier, u8> {
+        super::classify::classifier(self.rules.as_deref(), &self.registry, self.step_limit)
+    }
+
+    /// The same options as `coroner show` arguments.
+    fn as_args(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for r in &self.registry {
+            v.extend(["--registry".to_string(), display_path(r)]);
+        }
+        if let Some(r) = &self.rules {
+            v.extend(["--rules".to_string(), display_path(r)]);
+        }
+        for f in &self.verdicts {
+            v.extend(["--verdicts".to_string(), display_path(f)]);
+        }
+        if let Some(n) = self.step_limit {
+            v.extend(["--step-limit".to_string(), n.to_string()]);
+        }
+        v
+    }
+}
+
+/// Draw a stratified, blind sample of classified trajectories for a person to label.
+///
+/// Up to N failed trajectories per primary class (and --passed N that passed), chosen with a
+/// seeded generator and listed in random order. The sheet (CSV) says where to look — the
+/// evidence steps and a `coroner show --blind` command — but not what the classifier said;
+/// its labels go to the key, which the labeller must not see. The same seed and inputs give
+/// byte-identical files. Fill in `human_label` with a class of the taxonomy (`coroner rules
+/// list`) or `passed`, then run `coroner spotcheck score`.
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// Transcript files, run directories or coroner JSONL (classified as by `classify`).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Failed trajectories per primary class, at most.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub per_class: usize,
+    /// Also draw up to N trajectories that passed.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub passed: usize,
+    /// Seed of the ChaCha8 generator that draws and orders the sample.
+    #[arg(long, value_name = "S", default_value_t = crate::stats::DEFAULT_SEED)]
+    pub seed: u64,
+    /// The sheet to write (CSV).
+    #[arg(short, long, value_name = "SHEET.csv")]
+    pub output: PathBuf,
+    /// The key to write (JSON); default: the sheet's name with `.key.json`.
+    #[arg(long, value_name = "KEY.json")]
+    pub key: Option<PathBuf>,
+    #[command(flatten)]
+    pub classify: ClassifyOptions,
+    /// Print the summary only, not the ingest diagnostics.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ScoreFormat {
+    #[default]
+    Table,
+    Markdown,
+    Json,
+}
+
+/// Score a labelled sheet against the classifier's labels in the key.
+///
+/// Prints the confusion matrix (human × machine, classes in precedence order), raw agreement,
+/// Cohen's kappa with its 95% interval and its Landis–Koch reading, per-class precision and
+/// recall with Wilson intervals, and the majority-class baseline. Rows without a label are
+/// skipped and counted; labels outside the taxonomy are listed with their rows.
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// The sheet from `spotcheck sample`, with `human_label` filled in.
+    pub sheet: PathBuf,
+    /// The key written with the sheet.
+    #[arg(long, value_name = "KEY.json")]
+    pub key: PathBuf,
+    #[arg(long, value_enum, default_value_t = ScoreFormat::Table)]
+    pub format: ScoreFormat,
+    /// A rules directory whose taxonomy gives the labels and their order.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum AuditFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Check human labels against the structure of the trajectories; a gate for CI.
+///
+/// LABELS is a CSV with `trajectory_id` or `task_id`, `label`, and optionally `steps`. Reports,
+/// with its row, every label outside the taxonomy, id that names no trajectory, failure class
+/// on a trajectory that passed (and `passed` on one that failed), `budget_exhausted` on a run
+/// that ended with budget left, and step beyond the end. Exits 1 when it finds a problem,
+/// 0 when the labels are clean.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The labels (CSV).
+    pub labels: PathBuf,
+    /// The runs the labels describe.
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub classify: ClassifyOptions,
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    pub format: AuditFormat,
+}
+
+pub fn run(a: &SpotcheckArgs) -> u8 {
+    match &a.command {
+        SpotcheckCommand::Sample(s) => run_sample(s),
+        SpotcheckCommand::Score(s) => run_score(s),
+        SpotcheckCommand::Audit(s) => run_audit(s),
+    }
+}
+
+/// Classifies `inputs`; returns the pairs `map` makes of each trajectory and its verdict.
+fn classify_all<T: Send>(
+    c: &Classifier,
+    o: &ClassifyOptions,
+    inputs: &[PathBuf],
+    quiet: bool,
+    map: &(dyn Fn(&crate::model::Trajectory, Verdict) -> T + Sync),
+) -> Result<(Vec<T>, bool), u8> {
+    let opts = IngestOptions { inputs: inputs.to_vec(), format: None, verdicts: o.verdicts.clone() };
+    let mut out = Vec::new();
+    let summary = crate::ingest::run_map(
+        &opts,
+        &|t| {
+            let v = c.classify(&t);
+            map(&t, v)
+        },
+        &mut |x| {
+            out.push(x);
+            Ok(())
+        },
+    )
+    .map_err(|e| {
+        super::print_diagnostic(&e);
+        exit::USAGE
+    })?;
+    if !quiet {
+        for d in &summary.diagnostics {
+            super::print_diagnostic(d);
+        }
+    }
+    Ok((out, summary.is_partial()))
+}
+
+fn run_sample(a: &SampleArgs) -> u8 {
+    let key_path = a.key.clone().unwrap_or_else(|| {
+        let stem = a.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sheet".into());
+        a.output.with_file_name(format!("{stem}.key.json"))
+    });
+    if key_path == a.output {
+        eprintln!("error: failed to write the key: it would overwrite the sheet {}\n  help: give --key another file", a.output.display());
+        return exit::USAGE;
+    }
+    let c = match a.classify.classifier() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    // One input at a time, so each item's `show` command names the input it came from and
+    // reads it the same way (a coroner JSONL's records carry their original source paths).
+    let (mut verdicts, mut input_of, mut partial) = (Vec::new(), Vec::new(), false);
+    for (k, input) in a.inputs.iter().enumerate() {
+        match classify_all(&c, &a.classify, std::slice::from_ref(input), a.quiet, &|_, v| v) {
+            Ok((vs, p)) => {
+                input_of.extend(std::iter::repeat_n(k, vs.len()));
+                verdicts.extend(vs);
+                partial |= p;
+            }
+            Err(code) => return code,
+        }
+    }
+    let o = SampleOptions { per_class: a.per_class, passed: a.passed, seed: a.seed };
+    let (chosen, strata) = sample::draw(&verdicts, &c.rules.taxonomy.precedence, &o);
+    let extra = a.classify.as_args();
+    let mut rows = Vec::new();
+    let mut items = Vec::new();
+    for (k, &i) in chosen.iter().enumerate() {
+        let v = &verdicts[i];
+        let item = u32::try_from(k + 1).unwrap_or(u32::MAX);
+        let source = v.source.clone().unwrap_or_default();
+        let input = display_path(&a.inputs[input_of[i]]);
+        rows.push(SheetRow {
+            item,
+            trajectory_id: v.trajectory_id.clone(),
+            task_id: v.task_id.clone(),
+            file: source,
+            steps: sample::evidence_steps(v),
+            show: sample::show_command(&input, &v.trajectory_id, &extra),
+        });
+        items.push(KeyItem::of(item, v));
+    }
+    let key = Key {
+        coroner_version: env!("CARGO_PKG_VERSION").to_string(),
+        seed: a.seed,
+        per_class: a.per_class,
+        passed: a.passed,
+        rules_digest: c.rules.digest.clone(),
+        inputs: a.inputs.iter().map(|p| display_path(p)).collect(),
+        strata: strata.clone(),
+        items,
+    };
+    for (path, text) in [(&a.output, sample::sheet_csv(&rows)), (&key_path, sample::key_json(&key))] {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return exit::IO;
+        }
+    }
+    let mut msg = format!("coroner spotcheck sample: {} items from {} trajectories (seed {})\n", rows.len(), verdicts.len(), a.seed);
+    for s in &strata {
+        msg.push_str(&format!("  {:<24} {:>4} of {:>5}\n", sanitize::terminal(&s.class), s.sampled, s.population));
+    }
+    msg.push_str(&format!(
+        "  sheet -> {}\n  key   -> {} (the machine's labels: keep it from the labeller)\n",
+        sanitize::terminal(&display_path(&a.output)),
+        sanitize::terminal(&display_path(&key_path))
+    ));
+    if rows.is_empty() {
+        msg.push_str("  warning: nothing to sample: no failed trajectory (and no passed one asked for)\n");
+    }
+    let _ = write!(std::io::stderr().lock(), "{msg}");
+    if partial { exit::PARTIAL } else { exit::SUCCESS }
+}
+
+fn run_score(a: &ScoreArgs) -> u8 {
+    let rules = match crate::classify::Rules::load(a.rules.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let (sheet, key) = match (score::read_sheet(&a.sheet), score::read_key(&a.key)) {
+        (Ok(s), Ok(k)) => (s, k),
+        (Err(e), _) | (_, Err(e)) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let s = score::score(&sheet, &key, &Vocabulary::new(&rules.taxonomy.precedence), &rules.digest);
+    let text = match a.format {
+        ScoreFormat::Table => score::render_table(&s),
+        ScoreFormat::Markdown => score::render_markdown(&s),
+        ScoreFormat::Json => serde_json::to_string_pretty(&s).unwrap_or_default() + "\n",
+    };
+    print_out(&text)
+}
+
+fn run_audit(a: &AuditArgs) -> u8 {
+    let rows = match audit::read_labels(&a.labels) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let c = match a.classify.classifier() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let limit = a.classify.step_limit;
+    let (facts, partial) = match classify_all(&c, &a.classify, &a.runs, false, &|t, v| {
+        let step_limit = limit.or(c.rules.profile_for(&t.harness).step_limit);
+        Facts::of(t, &v, step_limit)
+    }) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let report = audit::audit(&rows, &facts, &Vocabulary::new(&c.rules.taxonomy.precedence));
+    let text = match a.format {
+        AuditFormat::Text => audit::render_text(&report),
+        AuditFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+    };
+    let code = print_out(&text);
+    if code != exit::SUCCESS {
+        return code;
+    }
+    if !report.is_clean() {
+        exit::GATE
+    } else if partial {
+        exit::PARTIAL
+    } else {
+        exit::SUCCESS
+    }
+}
+
+/// Writes to stdout; a closed pipe is success.
+fn print_out(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: failed to write: {e}");
+            exit::IO
+        }
+        _ => exit::SUCCESS,
+    }
+}

@@ -1,0 +1,181 @@
+//! Makes untrusted transcript text safe to print: in a terminal, and in Markdown.
+//!
+//! Transcripts quote whatever the agent, the tools and the environment wrote, and that can
+//! include terminal control sequences (a captured tmux screen, a hostile tool output) that
+//! would retitle the window, clear the screen, hide text or plant a hyperlink in the
+//! reviewer's terminal. Every byte that can start or continue a control function is replaced
+//! by a visible stand-in, so the sequence is shown as inert text instead of being obeyed;
+//! nothing is dropped, because a reviewer should see that a transcript tried.
+
+use std::borrow::Cow;
+
+/// Text safe to write to a terminal.
+///
+/// - C0 controls other than newline and tab become their Unicode control pictures
+///   (`ESC` → `␛`, `BEL` → `␇`, `CR` → `␍`, `BS` → `␈`); a CR directly before a newline
+///   (Windows line ends) is dropped.
+/// - DEL becomes `␡`.
+/// - C1 controls (U+0080–U+009F, among them the 8-bit CSI, OSC and DCS introducers) become
+///   `␛` and their 7-bit equivalent (U+009B → `␛[`), which is what they mean.
+/// - Bidirectional embedding, override and isolate characters (U+202A–U+202E,
+///   U+2066–U+2069), which reorder what is displayed (Trojan Source), become `<U+202E>`.
+///
+/// Since every ANSI CSI, OSC (window title, hyperlink), DCS, APC/PM/SOS and other ESC
+/// sequence needs an ESC or a C1 introducer, none of them survives. Returns the input
+/// unchanged, without allocating, when it holds none of these characters.
+#[must_use]
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            continue;
+        }
+        push_visible(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    let u = u32::from(c);
+    (u < 0x20 && c != '\n' && c != '\t') || (0x7f..=0x9f).contains(&u) || is_bidi_control(c)
+}
+
+fn is_bidi_control(c: char) -> bool {
+    matches!(u32::from(c), 0x202A..=0x202E | 0x2066..=0x2069)
+}
+
+fn push_visible(out: &mut String, c: char) {
+    let u = u32::from(c);
+    if !needs_escape(c) {
+        out.push(c);
+    } else if u < 0x20 {
+        out.push(char::from_u32(0x2400 + u).unwrap_or('?'));
+    } else if u == 0x7f {
+        out.push('␡');
+    } else if (0x80..=0x9f).contains(&u) {
+        out.push('␛');
+        out.push(char::from_u32(u - 0x40).unwrap_or('?'));
+    } else {
+        out.push_str(&format!("<U+{u:04X}>"));
+    }
+}
+
+/// Text safe to put inline in Markdown: terminal controls neutralized as by [`terminal`],
+/// every ASCII punctuation character with a Markdown meaning backslash-escaped, and HTML
+/// specials (`<`, `>`, `&`, `"`) written as entities, so nothing in the text can become
+/// markup, a link, an image, raw HTML or a table cell boundary. Newlines are kept; callers
+/// that need one line (a table cell) replace them.
+#[must_use]
+pub fn markdown(s: &str) -> String {
+    let clean = terminal(s);
+    let mut out = String::with_capacity(clean.len() + clean.len() / 4);
+    for c in clean.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.' | '!' | '|' | '~' | '^' | '=' | ':'
+            | '$' | '@' | '\'' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// [`markdown`] on one line: newlines and tabs become spaces (for table cells and headings).
+#[must_use]
+pub fn markdown_line(s: &str) -> String {
+    markdown(&s.replace(['\n', '\t'], " "))
+}
+
+/// A fenced Markdown code block holding `s` verbatim (after [`terminal`]): the fence is one
+/// backtick longer than the longest run of backticks in the text (at least three), so no line
+/// of the text can close it early. `info` is the info string (`text`, `json`); it is reduced
+/// to ASCII alphanumerics.
+#[must_use]
+pub fn code_block(s: &str, info: &str) -> String {
+    let clean = terminal(s);
+    let longest = longest_run(&clean, '`');
+    let fence = "`".repeat((longest + 1).max(3));
+    let info: String = info.chars().filter(char::is_ascii_alphanumeric).collect();
+    let mut out = format!("{fence}{info}\n{clean}");
+    if !clean.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out.push('\n');
+    out
+}
+
+fn longest_run(s: &str, c: char) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for x in s.chars() {
+        if x == c {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(terminal("ls -la\n\tdone ✓"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_kind_of_sequence_is_made_inert_and_visible() {
+        let cases = [
+            ("\x1b]0;pwned\x07", "␛]0;pwned␇"),     // OSC 0 window title, BEL-terminated
+            ("\x1b]2;pwned\x1b\\", "␛]2;pwned␛\\"), // OSC 2 title, ST-terminated
+            ("\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\", "␛]8;;https://evil.example␛\\x␛]8;;␛\\"), // OSC 8 hyperlink
+            ("\x1b[2J\x1b[H", "␛[2J␛[H"),           // clear screen, cursor home
+            ("\x1b[8mhidden\x1b[0m", "␛[8mhidden␛[0m"), // conceal
+            ("\x1b[5A", "␛[5A"),                    // cursor up
+            ("\u{9b}31m", "␛[31m"),                 // 8-bit CSI
+            ("\u{9d}0;t\u{9c}", "␛]0;t␛\\"),        // 8-bit OSC and ST
+            ("\x1bP1$r\x1b\\", "␛P1$r␛\\"),         // DCS
+            ("\x1bc", "␛c"),                        // RIS (full reset)
+            ("a\x08b\rc\x00\x7f", "a␈b␍c␀␡"),
+            ("x\u{202E}gnp.exe\u{202C}", "x<U+202E>gnp.exe<U+202C>"), // bidi override
+            ("\u{2066}\u{2069}", "<U+2066><U+2069>"),                 // isolates
+            ("line\r\nnext", "line\nnext"),
+        ];
+        for (raw, want) in cases {
+            let got = terminal(raw);
+            assert_eq!(got, want, "{raw:?}");
+            assert!(!got.chars().any(needs_escape), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn markdown_escapes_markup_and_html() {
+        let got = markdown("<img src=x onerror=alert(1)> **b** [l](u) `c` | x & \x1b[2J");
+        assert!(!got.contains('<') && !got.contains('>') && !got.contains('\x1b'), "{got}");
+        assert!(got.contains("&lt;img") && got.contains("\\*\\*b\\*\\*") && got.contains("\\[l\\]\\(u\\)") && got.contains("\\|"));
+        assert!(got.contains("&amp;") && got.contains("␛\\[2J"), "{got}");
+        assert_eq!(markdown_line("a\nb"), "a b");
+    }
+
+    #[test]
+    fn fences_outrun_backticks_inside() {
+        let block = code_block("a ```` b\n```\n", "te`xt");
+        assert!(block.starts_with("`````text\n"), "{block}");
+        assert!(block.ends_with("\n`````\n"), "{block}");
+        assert_eq!(code_block("x", "").lines().next(), Some("```"));
+    }
+}
