@@ -119,7 +119,8 @@ impl Phrases {
     #[must_use]
     pub fn from_list(list: Vec<Regex>) -> Self {
         let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
-        let any = joinable.then(|| compiled(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
+        let any =
+            joinable.then(|| compiled(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
         Self { list, any }
     }
 
@@ -331,8 +332,18 @@ mod phrase_tests {
         let p = Phrases::new(&patterns).unwrap();
         assert!(p.any.is_some());
         let texts = [
-            "", "TIMED OUT AFTER 30", "timed out after x", "ok\nFAIL: test", "okFAIL", "BEGIN\nEND", "begin\nend", "inexact", "exact\n", "a xx b",
-            "a xxx b", "Timed out after 5 — é",
+            "",
+            "TIMED OUT AFTER 30",
+            "timed out after x",
+            "ok\nFAIL: test",
+            "okFAIL",
+            "BEGIN\nEND",
+            "begin\nend",
+            "inexact",
+            "exact\n",
+            "a xx b",
+            "a xxx b",
+            "Timed out after 5 — é",
         ];
         for t in texts {
             assert_eq!(p.is_match(t), p.list.iter().any(|r| r.is_match(t)), "{t:?}");
