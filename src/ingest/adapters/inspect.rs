@@ -12,6 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
+use rayon::prelude::*;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -765,6 +767,27 @@ fn emit_sample(raw: &str, at: &SampleSource<'_>, ctx: &LogContext, adapter: &str
     }
 }
 
+/// One sample member into a record, or the diagnostic that stopped it.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+fn read_sample(
+    zip: &mut EvalArchive,
+    m: &Member,
+    path: &std::path::Path,
+    limits: Limits,
+    archive: &SourceFile,
+    ctx: &LogContext,
+    adapter: &str,
+) -> Result<Trajectory, InputError> {
+    let bytes = zip.read(m, limits.member)?;
+    let src = Source::from_bytes(path, &zip.member_display(&m.name), bytes);
+    let text = src.text()?;
+    let at = SampleSource { src: &src, file_ix: 1, files: vec![archive.clone(), src.provenance("sample")] };
+    sample(text, &at, ctx, adapter).map_err(|e| {
+        let base = at.src.offset_of(text).unwrap_or(0);
+        InputError::from_json_at(&at.src.display, &at.src.bytes, base, "Inspect sample", &e)
+    })
+}
+
 /// Reads an `.eval` archive with the given bounds, member by member.
 ///
 /// # Errors
@@ -778,24 +801,21 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
 
     let samples: Vec<Member> =
         zip.members().iter().filter(|m| m.name.starts_with(inspect_eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
-    for m in &samples {
-        let bytes = match zip.read(m, limits.member) {
-            Ok(b) => b,
-            Err(e) => {
-                out.diagnostics.push(e);
-                continue;
+    // Samples are inflated and parsed a group at a time, each on its own thread with its own
+    // handle on the archive, and emitted in archive order: the work of a large log spreads over
+    // every core while memory holds one group of records.
+    let group = rayon::current_num_threads().max(1) * 2;
+    for chunk in samples.chunks(group) {
+        let read: Vec<Result<Trajectory, InputError>> = chunk
+            .par_iter()
+            .map_init(|| zip.fork(), |z, m| read_sample(z, m, &unit.primary.path, limits, &archive, &ctx, adapter))
+            .collect();
+        for r in read {
+            match r {
+                Ok(t) => out.emit(t),
+                Err(e) => out.diagnostics.push(e),
             }
-        };
-        let src = Source::from_bytes(&unit.primary.path, &zip.member_display(&m.name), bytes);
-        let text = match src.text() {
-            Ok(t) => t,
-            Err(e) => {
-                out.diagnostics.push(e);
-                continue;
-            }
-        };
-        let at = SampleSource { src: &src, file_ix: 1, files: vec![archive.clone(), src.provenance("sample")] };
-        emit_sample(text, &at, &ctx, adapter, out, "Inspect sample");
+        }
     }
     let present: BTreeSet<String> = samples.iter().map(|m| m.name.trim_start_matches(inspect_eval::SAMPLES_DIR).to_string()).collect();
     missing_from_summaries(&mut zip, limits, &present, out);

@@ -53,9 +53,45 @@ pub struct Member {
     pub size: u64,
 }
 
+/// The archive file, buffered; a clone opens the file again, so clones of one archive (which
+/// share its parsed central directory) can be read on several threads at once.
+struct ArchiveFile {
+    path: std::sync::Arc<Path>,
+    /// `None` when reopening failed; reads then report that error.
+    file: Option<BufReader<File>>,
+}
+
+impl ArchiveFile {
+    fn open(path: &Path) -> std::io::Result<Self> {
+        Ok(Self { path: path.into(), file: Some(BufReader::with_capacity(1 << 16, File::open(path)?)) })
+    }
+
+    fn file(&mut self) -> std::io::Result<&mut BufReader<File>> {
+        self.file.as_mut().ok_or_else(|| std::io::Error::other(format!("failed to reopen {}", self.path.display())))
+    }
+}
+
+impl Clone for ArchiveFile {
+    fn clone(&self) -> Self {
+        Self { path: self.path.clone(), file: File::open(&self.path).ok().map(|f| BufReader::with_capacity(1 << 16, f)) }
+    }
+}
+
+impl Read for ArchiveFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.file()?.read(buf)
+    }
+}
+
+impl std::io::Seek for ArchiveFile {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file()?.seek(pos)
+    }
+}
+
 /// An open `.eval` archive.
 pub struct EvalArchive {
-    zip: zip::ZipArchive<BufReader<File>>,
+    zip: zip::ZipArchive<ArchiveFile>,
     display: String,
     /// Members in central-directory order.
     members: Vec<Member>,
@@ -68,8 +104,8 @@ impl EvalArchive {
     /// When the file cannot be opened or is not a readable ZIP archive.
     #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
     pub fn open(path: &Path, display: &str) -> Result<Self, InputError> {
-        let f = File::open(path).map_err(|e| io_error(display, &e))?;
-        let zip = zip::ZipArchive::new(BufReader::with_capacity(1 << 16, f)).map_err(|e| {
+        let f = ArchiveFile::open(path).map_err(|e| io_error(display, &e))?;
+        let zip = zip::ZipArchive::new(f).map_err(|e| {
             InputError::new(InputErrorKind::Corrupt, display, format!("open the Inspect .eval archive: {e}"))
                 .with_help("an .eval log is a ZIP archive; this one has no readable central directory (cut off while being written, or not an .eval log)")
         })?;
@@ -84,6 +120,13 @@ impl EvalArchive {
             members.push(Member { index, name, size });
         }
         Ok(Self { zip, display: display.to_string(), members })
+    }
+
+    /// Another handle on the same archive, for reading members on another thread: the central
+    /// directory is shared, the file is opened again.
+    #[must_use]
+    pub fn fork(&self) -> Self {
+        Self { zip: self.zip.clone(), display: self.display.clone(), members: self.members.clone() }
     }
 
     #[must_use]
