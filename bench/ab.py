@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Before/after comparison of coroner binaries on one thread, runs interleaved so that load
-from other users falls on both alike. Reports the fastest wall and CPU time of each.
+"""Before/after comparison of coroner binaries (one thread unless --threads), runs interleaved
+so that load from other users falls on both alike. Reports the fastest wall and CPU time of
+each.
 
-Usage: ab.py [--runs N] [--cmd classify|ingest] [--arg X]... BIN... -- PATH...
+Usage: ab.py [--runs N] [--threads T] [--cmd classify|ingest] [--arg=X]... BIN... -- PATH...
 e.g.   bench/ab.py target/bench-bin/coroner-0-base target/release/coroner -- target/bench-corpus/harbor
 """
 
@@ -14,8 +15,8 @@ import sys
 import time
 
 
-def run(binary, cmd, args, paths):
-    env = dict(os.environ, RAYON_NUM_THREADS="1")
+def run(binary, cmd, args, paths, threads):
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run([binary, cmd, "-q", *paths, "-o", "/dev/null", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -36,6 +37,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cmd", default="classify")
     ap.add_argument("--arg", action="append", default=[])
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("bins", nargs="+")
     a = ap.parse_args(argv[:cut])
     paths = argv[cut + 1 :]
@@ -48,13 +50,13 @@ def main():
     res = {b: [] for b in a.bins}
     for _ in range(a.runs):
         for b in a.bins:
-            res[b].append(run(b, a.cmd, a.arg, paths))
+            res[b].append(run(b, a.cmd, a.arg, paths, a.threads))
     base = None
     for b in a.bins:
         wall = min(w for w, _ in res[b])
         cpu = min(c for _, c in res[b])
         base = base or cpu
-        print(f"{b:<45} wall {wall:7.2f} s  cpu {cpu:7.2f} s  {size / 1e6 / cpu:7.1f} MB/s per CPU-second  x{base / cpu:.2f}")
+        print(f"{b:<45} wall {wall:7.2f} s  cpu {cpu:7.2f} s  {size / 1e6 / cpu:7.1f} MB/s per CPU-second  x{base / cpu:.2f} (CPU)  {size / 1e6 / wall:7.1f} MB/s wall")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ use clap::Args;
 use crate::exit;
 use crate::ingest::writer::TrajectoryWriter;
 use crate::ingest::{FileStatus, IngestOptions, Summary};
+use crate::model::Trajectory;
 
 /// Normalize transcripts into one record per trajectory (JSONL or Parquet).
 ///
@@ -56,6 +57,12 @@ pub fn formats_table() -> String {
     out
 }
 
+/// A record ready for the writer.
+enum Ready {
+    Line(Vec<u8>),
+    Record(Box<Trajectory>),
+}
+
 pub fn run(a: &IngestArgs) -> u8 {
     if a.list_formats {
         return match super::output::print_stdout(&formats_table()) {
@@ -72,11 +79,25 @@ pub fn run(a: &IngestArgs) -> u8 {
     };
     let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone() };
     let mut broken_pipe = false;
-    let result = crate::ingest::run(&opts, &mut |t| {
+    // JSON lines are serialized on the parsing threads; only the writing is in order.
+    let jsonl = writer.is_jsonl();
+    let prepare = |t: Trajectory| -> Ready {
+        if jsonl {
+            if let Ok(v) = serde_json::to_vec(&t) {
+                return Ready::Line(v);
+            }
+        }
+        Ready::Record(Box::new(t))
+    };
+    let result = crate::ingest::run_map(&opts, &prepare, &mut |r| {
         if broken_pipe {
             return Ok(());
         }
-        match writer.write(t) {
+        let written = match r {
+            Ready::Line(v) => writer.write_line(&v),
+            Ready::Record(t) => writer.write(*t),
+        };
+        match written {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
                 broken_pipe = true;
                 Ok(())

@@ -36,6 +36,27 @@ impl TrajectoryWriter {
         }
     }
 
+    /// Whether records go out as JSON lines (which callers may serialize ahead, in parallel,
+    /// and hand over with [`Self::write_line`]).
+    #[must_use]
+    pub fn is_jsonl(&self) -> bool {
+        matches!(self, Self::Jsonl(_))
+    }
+
+    /// Writes one record already serialized as JSON, without its newline.
+    ///
+    /// # Errors
+    /// On write failure, or when the output is not JSONL.
+    pub fn write_line(&mut self, json: &[u8]) -> std::io::Result<()> {
+        match self {
+            Self::Jsonl(w) => {
+                w.write_all(json)?;
+                w.write_all(b"\n")
+            }
+            Self::Parquet { .. } => Err(std::io::Error::other("a serialized record cannot go to Parquet")),
+        }
+    }
+
     /// # Errors
     /// On write failure.
     pub fn write(&mut self, t: Trajectory) -> std::io::Result<()> {

@@ -804,7 +804,7 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
     // Samples are inflated and parsed a group at a time, each on its own thread with its own
     // handle on the archive, and emitted in archive order: the work of a large log spreads over
     // every core while memory holds one group of records.
-    let group = rayon::current_num_threads().max(1) * 2;
+    let group = rayon::current_num_threads().max(1) * 8;
     for chunk in samples.chunks(group) {
         let read: Vec<Result<Trajectory, InputError>> = chunk
             .par_iter()
