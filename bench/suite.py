@@ -136,7 +136,9 @@ def clean_symbol(s):
 
 
 def profile(a, res):
-    """A sampling profile of `coroner classify` on one thread (perf, else nothing)."""
+    """A sampling profile of `coroner classify` on one thread over the whole corpus: perf with
+    DWARF call stacks (the release build keeps line tables), attributed to coroner's stages by
+    bench/perf_attrib.py, plus the flat self-time table."""
     probe = subprocess.run(["perf", "stat", "-e", "instructions", "true"], capture_output=True, text=True)
     hw = "<not supported>" not in probe.stderr and probe.returncode == 0
     sample = subprocess.run(["perf", "record", "-e", "cpu-clock", "-o", "/tmp/coroner-perf-probe.data", "true"], capture_output=True, text=True)
@@ -144,40 +146,31 @@ def profile(a, res):
         res["profile"] = {"tool": None, "note": "perf record is not available: " + sample.stderr[-300:]}
         return
     data = os.path.join(a.out, "perf.data")
-    cmd = ["perf", "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", data, "--", a.coroner, "classify", "-q", a.corpus, "-o", "/dev/null"]
-    cmd += res.get("classify_args", [])
+    cmd = ["perf", "record", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf,32768", "-o", data, "--"]
+    cmd += [a.coroner, "classify", "-q", a.corpus, "-o", "/dev/null"] + res.get("classify_args", [])
     log("profile: " + " ".join(cmd))
     r, _ = timed(cmd, env={"RAYON_NUM_THREADS": "1"})
     rep = subprocess.run(
-        ["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "symbol", "--percent-limit", "0.4", "-g", "none"],
+        ["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "symbol", "--percent-limit", "0.5", "-g", "none", "--no-inline"],
         capture_output=True,
         text=True,
     )
     top = []
     for line in rep.stdout.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(.*)", line)
+        m = re.match(r"\s*([\d.]+)%\s+\[[.k]\]\s+(.*)", line)
         if m:
             top.append({"pct": float(m.group(1)), "symbol": clean_symbol(m.group(2))})
-    children = subprocess.run(
-        ["perf", "report", "-i", data, "--stdio", "--children", "--sort", "symbol", "--percent-limit", "2", "-g", "none"],
-        capture_output=True,
-        text=True,
-    )
-    inclusive = []
-    for line in children.stdout.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(.*)", line)
-        if m:
-            inclusive.append({"children": float(m.group(1)), "self": float(m.group(2)), "symbol": clean_symbol(m.group(3))})
-    res["profile"] = {
-        "tool": "perf record -e cpu-clock -F 499 -g (software clock: hardware counters are not exposed on this VM)" if not hw else "perf record -e cpu-clock -F 499 -g",
-        "run": r,
-        "self": top[:30],
-        "inclusive": inclusive[:40],
-    }
     with open(os.path.join(a.out, "perf-self.txt"), "w") as fh:
         fh.write(rep.stdout)
-    with open(os.path.join(a.out, "perf-children.txt"), "w") as fh:
-        fh.write(children.stdout)
+    attrib = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "perf_attrib.py"), data], capture_output=True, text=True)
+    stages = json.loads(attrib.stdout) if attrib.returncode == 0 else {}
+    res["profile"] = {
+        "tool": ("perf record -e cpu-clock (software clock: this VM exposes no hardware counters)" if not hw else "perf record -e cpu-clock")
+        + " -F 99 --call-graph dwarf",
+        "run": r,
+        "self": top[:30],
+        "stages": stages,
+    }
 
 
 def measure(a):
@@ -398,34 +391,30 @@ def report(res):
     w("")
     prof = res.get("profile")
     if prof and prof.get("tool"):
+        st = prof.get("stages") or {}
         w("## Where the time goes")
         w("")
-        w(f"`{prof['tool']}` of `coroner classify` on one thread over the whole corpus ({fmt_secs(prof['run']['wall'])} under perf).")
-        w("Self time by function, top entries:")
+        w(f"`{prof['tool']}` of `coroner classify` on one thread over the whole corpus ({fmt_secs(prof['run']['wall'])} under perf,")
+        w(f"{st.get('samples', 0):,} samples). Each sample is charged to the innermost coroner function on its stack and, by that")
+        w("function's module, to a stage of the pipeline (`bench/perf_attrib.py`); the hottest leaf functions of each stage follow.")
+        w("")
+        w("| share | stage | hottest leaf functions (share of all samples) |")
+        w("|---:|---|---|")
+        for s in st.get("stages", []):
+            if s["pct"] < 0.5:
+                continue
+            leaves = "; ".join(f"`{clean_symbol(l['symbol'])[:60]}` {l['pct']:.1f}" for l in s["top_leaves"][:3])
+            w(f"| {s['pct']:.1f}% | {s['stage']} | {leaves} |")
+        w("")
+        w("Self time by function (flat profile), top entries:")
         w("")
         w("| self % | function |")
         w("|---:|---|")
-        for t in prof["self"][:25]:
+        for t in prof["self"][:20]:
             sym = clean_symbol(t["symbol"])
             if len(sym) > 110:
                 sym = sym[:107] + "..."
             w(f"| {t['pct']:.1f} | `{sym}` |")
-        w("")
-        w("Inclusive time (function and what it calls) for the pipeline's stages:")
-        w("")
-        w("| incl. % | function |")
-        w("|---:|---|")
-        shown = 0
-        for t in prof["inclusive"]:
-            sym = clean_symbol(t["symbol"])
-            if not re.search(r"coroner::|serde_json::de::from|zip::|sha2|miniz|inflate|regex|tree_sitter", sym):
-                continue
-            if len(sym) > 110:
-                sym = sym[:107] + "..."
-            w(f"| {t['children']:.1f} | `{sym}` |")
-            shown += 1
-            if shown >= 25:
-                break
         w("")
     analysis = os.path.join(ROOT, "bench", "analysis.md")
     if os.path.exists(analysis):

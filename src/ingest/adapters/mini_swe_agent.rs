@@ -484,6 +484,26 @@ fn last_line(s: &str) -> Option<String> {
     s.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(ToString::to_string)
 }
 
+/// A compiled action regex. Every file of a batch run carries the same one in its config, so
+/// each distinct pattern is compiled once per process (compiling it per file cost more than
+/// parsing a small trajectory).
+fn action_regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, regex::Regex>>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+        return Ok(r);
+    }
+    let r = regex::Regex::new(pattern)?;
+    if let Ok(mut c) = cache.lock() {
+        // Bounded: a corpus with ever-new patterns must not grow the cache without end.
+        if c.len() >= 256 {
+            c.clear();
+        }
+        c.insert(pattern.to_string(), r.clone());
+    }
+    Ok(r)
+}
+
 /// What the v1 harness's templates look like in this run, for recognizing its messages.
 struct Templates {
     action_re: regex::Regex,
@@ -493,10 +513,10 @@ struct Templates {
 
 impl Templates {
     fn new(agent: &RawAgentConfig, model: Option<&RawModelConfig>, v2: bool, notes: &mut Vec<String>) -> Self {
-        let default = || regex::Regex::new(V1_ACTION_REGEX).expect("static regex");
+        let default = || action_regex(V1_ACTION_REGEX).expect("static regex");
         let configured = agent.action_regex.clone().or_else(|| model.and_then(|m| m.action_regex.clone()));
         let action_re = match configured.filter(|_| !v2) {
-            Some(r) => regex::Regex::new(&format!("(?s){r}")).unwrap_or_else(|_| {
+            Some(r) => action_regex(&format!("(?s){r}")).unwrap_or_else(|_| {
                 notes.push(format!("the configured action_regex {r:?} is not supported here; the default ```bash block was used"));
                 default()
             }),
