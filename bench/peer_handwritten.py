@@ -8,7 +8,9 @@ steps, tool calls, tool errors, and a failure class per failed run from a few he
 (exit status, exception type, "Unknown tool" rejections, format errors without edits,
 give-up phrases, otherwise worked-then-wrong). One thread, standard library only.
 
-Usage: peer_handwritten.py CORPUS_DIR [--formats a,b] [--json OUT]
+With --json-only it only loads every document (no counting): Python's own parse floor.
+
+Usage: peer_handwritten.py CORPUS_DIR [--formats a,b] [--json OUT] [--json-only]
 """
 
 import argparse
@@ -223,11 +225,35 @@ def claude(root, tally):
 READERS = {"mini-v1": mini, "mini-v2": mini, "harbor": harbor, "inspect": inspect, "claude-code": claude}
 
 
+def json_only(root, tally):
+    """Loads every JSON document under root and nothing else."""
+    for d, _, files in os.walk(root):
+        for f in sorted(files):
+            p = os.path.join(d, f)
+            if f.endswith(".json"):
+                with open(p, "rb") as fh:
+                    json.load(fh)
+                tally.trajectories += 1
+            elif f.endswith(".jsonl"):
+                with open(p, "rb") as fh:
+                    for line in fh:
+                        if line.strip():
+                            json.loads(line)
+                tally.trajectories += 1
+            elif f.endswith(".eval"):
+                with zipfile.ZipFile(p) as z:
+                    for m in z.namelist():
+                        if m.endswith(".json"):
+                            json.loads(z.read(m))
+                tally.trajectories += 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
     ap.add_argument("--formats", default=",".join(READERS))
     ap.add_argument("--json")
+    ap.add_argument("--json-only", action="store_true")
     a = ap.parse_args()
     t0 = time.perf_counter()
     per = {}
@@ -237,7 +263,7 @@ def main():
             continue
         tally = Tally()
         t = time.perf_counter()
-        READERS[f](d, tally)
+        (json_only if a.json_only else READERS[f])(d, tally)
         per[f] = tally.as_dict()
         per[f]["secs"] = time.perf_counter() - t
     secs = time.perf_counter() - t0

@@ -19,7 +19,9 @@ import sys
 STAGES = [
     (r"coroner::ingest::probe::", "detect: probe the first 64 KB of every file"),
     (r"coroner::ingest::detect::", "detect: sniff adapters"),
-    (r"coroner::ingest::source::sha256|sha2::", "read: sha256 of every file"),
+    (r"SHA:coroner::ingest::source::Source::from_bytes", "read: sha256 of every inflated .eval member (provenance)"),
+    (r"SHA:coroner::ingest::adapters::inspect::sha256_file", "read: sha256 of .eval archives (provenance)"),
+    (r"SHA:", "read: sha256 of every file (provenance)"),
     (r"coroner::ingest::source::", "read: load files"),
     (r"coroner::ingest::walk::", "walk the inputs"),
     (r"coroner::ingest::adapters::mini_swe_agent", "parse: mini-swe-agent"),
@@ -74,13 +76,17 @@ def main():
     leaf_in_stage = collections.defaultdict(collections.Counter)
     for stack in samples:
         leaf = re.sub(r"\+0x[0-9a-f]+$", "", stack[0]) if stack else "[unknown]"
-        ours = next((f for f in stack if f.startswith("coroner::") or f.startswith("<coroner::")), None)
+        frames = [re.sub(r"\+0x[0-9a-f]+$", "", f) for f in stack]
+        ours_all = [f for f in frames if f.startswith("coroner::") or f.startswith("<coroner::")]
+        ours = ours_all[0] if ours_all else None
         if "sha2::" in leaf:
-            ours = "sha2::"
+            # Hashing is charged to what hashed: a file read, an inflated member, an archive.
+            caller = next((f for f in ours_all if "sha256_hex" not in f), "")
+            ours = "SHA:" + caller
         stage = stage_of(ours) if ours else ("kernel / runtime" if leaf.startswith("[") or "k]" in leaf else "outside coroner frames")
         by_stage[stage] += 1
         if ours:
-            by_func[re.sub(r"\+0x[0-9a-f]+$", "", ours)] += 1
+            by_func["sha2 (hashing) under " + ours[4:] if ours.startswith("SHA:") else ours] += 1
         leaf_in_stage[stage][leaf] += 1
     pct = lambda n: round(100.0 * n / max(total, 1), 1)
     out = {
