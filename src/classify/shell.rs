@@ -48,10 +48,8 @@ const MEMO_ENTRIES: usize = 8192;
 #[must_use]
 pub fn analyse(command: &str) -> ShellEffects {
     let memo = command.len() <= MEMO_KEY_BYTES;
-    if memo {
-        if let Some(fx) = MEMO.with(|m| m.borrow().get(command).cloned()) {
-            return fx;
-        }
+    if memo && let Some(fx) = MEMO.with(|m| m.borrow().get(command).cloned()) {
+        return fx;
     }
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);

@@ -59,7 +59,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     if !(n.is_finite() && n > 0.0) {
         return Err(format!("`{s}` is not a positive size"));
     }
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss, reason = "sizes far below 2^52")]
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "sizes far below 2^52")]
     Ok((n * mult as f64) as u64)
 }
 

@@ -82,10 +82,8 @@ pub fn run(a: &IngestArgs) -> u8 {
     // JSON lines are serialized on the parsing threads; only the writing is in order.
     let jsonl = writer.is_jsonl();
     let prepare = |t: Trajectory| -> Ready {
-        if jsonl {
-            if let Ok(v) = serde_json::to_vec(&t) {
-                return Ready::Line(v);
-            }
+        if jsonl && let Ok(v) = serde_json::to_vec(&t) {
+            return Ready::Line(v);
         }
         Ready::Record(Box::new(t))
     };

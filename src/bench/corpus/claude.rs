@@ -130,19 +130,19 @@ fn tool_for(cmd: &str, output: &str) -> (&'static str, Value, String) {
         let numbered: String = output.lines().enumerate().map(|(i, l)| format!("{:>6}→{l}\n", i + 1)).collect();
         return ("Read", json!({ "file_path": path(f) }), numbered);
     }
-    if let Some(rest) = cmd.strip_prefix("sed -n '") {
-        if let Some((range, f)) = rest.split_once("p' ") {
-            let (a, b) = range.split_once(',').unwrap_or((range, range));
-            let a: u64 = a.parse().unwrap_or(1);
-            let b: u64 = b.parse().unwrap_or(a);
-            return ("Read", json!({ "file_path": path(f), "offset": a, "limit": b.saturating_sub(a) + 1 }), output.to_string());
-        }
+    if let Some(rest) = cmd.strip_prefix("sed -n '")
+        && let Some((range, f)) = rest.split_once("p' ")
+    {
+        let (a, b) = range.split_once(',').unwrap_or((range, range));
+        let a: u64 = a.parse().unwrap_or(1);
+        let b: u64 = b.parse().unwrap_or(a);
+        return ("Read", json!({ "file_path": path(f), "offset": a, "limit": b.saturating_sub(a) + 1 }), output.to_string());
     }
-    if let Some(rest) = cmd.strip_prefix("grep -rn '") {
-        if let Some((pat, tail)) = rest.split_once("' ") {
-            let dir = tail.split_whitespace().next().unwrap_or(".");
-            return ("Grep", json!({ "pattern": pat, "path": path(dir), "output_mode": "content", "-n": true }), output.to_string());
-        }
+    if let Some(rest) = cmd.strip_prefix("grep -rn '")
+        && let Some((pat, tail)) = rest.split_once("' ")
+    {
+        let dir = tail.split_whitespace().next().unwrap_or(".");
+        return ("Grep", json!({ "pattern": pat, "path": path(dir), "output_mode": "content", "-n": true }), output.to_string());
     }
     if let Some(rest) = cmd.strip_prefix("sed -i 's/") {
         let mut parts = rest.splitn(3, '/');

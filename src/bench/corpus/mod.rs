@@ -236,7 +236,7 @@ pub fn generate(o: &GenOptions, progress: &mut dyn FnMut(&FormatReport)) -> Resu
             i += 1;
             rep.trajectories = i;
             rep.bytes = out.bytes;
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 progress(&rep);
             }
         }
