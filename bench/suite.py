@@ -391,7 +391,11 @@ def report(res):
     rss = max(c[k]["max_rss_kb_all"] for k in ["ingest-1", "ingest-2", "classify-1", "classify-2"]) / 1024
     w("| target | measured | |")
     w("|---|---|---|")
-    w(f"| `classify` per thread ≥ 50% of the single-thread parse floor | {per_thread * 100:.0f}% | {verdict(per_thread >= 0.5)} |")
+    per_thread2 = mbps(B, c["classify-2"]["wall"]) / 2 / floor_mbps
+    w(
+        f"| `classify` per thread ≥ 50% of the single-thread parse floor | {per_thread * 100:.0f}% on one thread, {per_thread2 * 100:.0f}% per thread on two |"
+        f" {verdict(min(per_thread, per_thread2) >= 0.5)} |"
+    )
     w(f"| 2 threads ≥ 1.7× one thread | classify {sc:.2f}×, ingest {si:.2f}× | {verdict(sc >= 1.7)} |")
     w(f"| peak RSS < 256 MB on the 2 GB corpus | {rss:,.0f} MB (largest of ingest/classify, 1 and 2 threads) | {verdict(rss < 256)} |")
     hw_ratio = hws / c["classify-1"]["wall"]
