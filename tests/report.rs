@@ -193,6 +193,12 @@ fn compare_prints_the_verdict_first() {
         "{out}"
     );
     assert!(out.contains("budget_exhausted -> passed: 2"));
+    let named = coroner_in(
+        &root(),
+        &["compare", "mini-swe-agent, think", "terminus-2, no think", "--study", "samples/study/study.toml", "-q", "--format", "json"],
+    );
+    let c: serde_json::Value = serde_json::from_slice(&named.stdout).unwrap();
+    assert_eq!((c["paired"].as_bool(), c["n"].as_u64()), (Some(true), Some(34)));
     let bad = coroner_in(&root(), &["compare", "nope", "terminus-2, no think", "-q"]);
     assert_eq!(bad.status.code(), Some(2));
 }

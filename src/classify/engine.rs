@@ -157,8 +157,10 @@ fn status_excerpt(t: &Trajectory) -> Option<&str> {
 /// Unknown-tool calls: hallucinations (rejected) and registry suspects (executed). Returns the
 /// number of calls the registry does not know or the harness rejected.
 fn tool_findings(t: &Trajectory, acts: &[Action<'_>], p: &Profile, oracle: &Oracle<'_>, f: &mut Findings) -> u32 {
-    // One piece of evidence per rule and tool name, pointing at its first few calls.
-    let mut found: std::collections::BTreeMap<(&'static str, &str), (Vec<u32>, u32, Option<String>)> = std::collections::BTreeMap::new();
+    // One piece of evidence per rule and tool name, pointing at its first few calls:
+    // (rule, tool) -> (steps, calls, detail).
+    type Found<'a> = std::collections::BTreeMap<(&'static str, &'a str), (Vec<u32>, u32, Option<String>)>;
+    let mut found: Found<'_> = Found::new();
     let mut unknown = 0u32;
     for a in acts {
         let knowledge = oracle.knows(a.name);
@@ -304,27 +306,25 @@ fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, step_
     if m.termination != TerminationKind::Unknown {
         return;
     }
-    if let Some(limit) = step_limit {
-        if m.assistant_turns >= limit {
-            if let Some(last) = final_reply(t) {
-                let ex =
-                    if last.text.trim().is_empty() { last.tool_calls.first().map_or("", |c| c.name.as_str()) } else { head(&last.text) };
-                let mut e = on_steps(t, "budget-consumed-limit", "budget_exhausted", vec![last.index], ex);
-                e.detail = Some(format!("{} assistant turns of a {limit}-step budget", m.assistant_turns));
-                f.class("budget_exhausted", e);
-                return;
-            }
-        }
+    if let Some(limit) = step_limit
+        && m.assistant_turns >= limit
+        && let Some(last) = final_reply(t)
+    {
+        let ex = if last.text.trim().is_empty() { last.tool_calls.first().map_or("", |c| c.name.as_str()) } else { head(&last.text) };
+        let mut e = on_steps(t, "budget-consumed-limit", "budget_exhausted", vec![last.index], ex);
+        e.detail = Some(format!("{} assistant turns of a {limit}-step budget", m.assistant_turns));
+        f.class("budget_exhausted", e);
+        return;
     }
     let tail: Vec<&Action<'_>> = acts.iter().rev().take_while(|a| a.timed_out).collect();
     if tail.len() >= TIMEOUT_RUN && !acts.iter().any(|a| a.finish) {
         let a = tail[0];
-        if let (Some(r), Some(rs)) = (a.result, a.result_step) {
-            if let Some(mm) = p.command_timeout.find(&r.output) {
-                let mut e = on_steps(t, "budget-command-timeouts", "budget_exhausted", vec![rs], window(&r.output, mm.range()));
-                e.detail = Some(format!("{} command timeouts in a row at the end", tail.len()));
-                f.class("budget_exhausted", e);
-            }
+        if let (Some(r), Some(rs)) = (a.result, a.result_step)
+            && let Some(mm) = p.command_timeout.find(&r.output)
+        {
+            let mut e = on_steps(t, "budget-command-timeouts", "budget_exhausted", vec![rs], window(&r.output, mm.range()));
+            e.detail = Some(format!("{} command timeouts in a row at the end", tail.len()));
+            f.class("budget_exhausted", e);
         }
     }
 }
@@ -396,15 +396,17 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
         }
     }
     let finished = acts.iter().any(|a| a.finish) || m.termination == TerminationKind::AgentFinished;
-    if m.termination == TerminationKind::AgentStoppedWithoutFinish && !finished && m.final_message != FinalMessage::ClaimsDone {
-        if let Some(step) = last {
-            let ex = if step.text.trim().is_empty() { "" } else { head(&step.text) };
-            let mut e = on_steps(t, "resign-silent", "early_resignation", vec![step.index], ex);
-            e.detail = Some("stopped without the finish protocol and without claiming completion".into());
-            f.class("early_resignation", e);
-            f.flags.insert("silent_give_up".into());
-            return;
-        }
+    if m.termination == TerminationKind::AgentStoppedWithoutFinish
+        && !finished
+        && m.final_message != FinalMessage::ClaimsDone
+        && let Some(step) = last
+    {
+        let ex = if step.text.trim().is_empty() { "" } else { head(&step.text) };
+        let mut e = on_steps(t, "resign-silent", "early_resignation", vec![step.index], ex);
+        e.detail = Some("stopped without the finish protocol and without claiming completion".into());
+        f.class("early_resignation", e);
+        f.flags.insert("silent_give_up".into());
+        return;
     }
     // An empty submission is nothing submitted only when nothing was changed either: in
     // container tasks the workspace, not the submission, is the deliverable.
@@ -495,25 +497,25 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &m
             }
         }
     }
-    if m.final_message == FinalMessage::ClaimsDone {
-        if let Some(step) = final_reply(t) {
-            let text = final_text(step);
-            if let Some(mm) = p.claims_done.find(&text) {
-                let ex = window(&text, mm.range());
-                if step.evidence_texts().iter().any(|x| x.contains(ex)) {
-                    f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![step.index], ex));
-                }
+    if m.final_message == FinalMessage::ClaimsDone
+        && let Some(step) = final_reply(t)
+    {
+        let text = final_text(step);
+        if let Some(mm) = p.claims_done.find(&text) {
+            let ex = window(&text, mm.range());
+            if step.evidence_texts().iter().any(|x| x.contains(ex)) {
+                f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![step.index], ex));
             }
         }
     }
-    if let Some(file) = m.test_files_changed.first() {
-        if let Some(a) = acts.iter().find(|a| a.mutated() && a.writes.iter().any(|w| w == file)) {
-            let ex =
-                if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(file.as_str())) { file.as_str() } else { a.name };
-            let mut e = on_steps(t, "flag-edited-tests", "edited_tests", vec![a.at.step], ex);
-            e.detail = Some(format!("changed test files: {}", m.test_files_changed.join(", ")));
-            f.flag("edited_tests", e);
-        }
+    if let Some(file) = m.test_files_changed.first()
+        && let Some(a) = acts.iter().find(|a| a.mutated() && a.writes.iter().any(|w| w == file))
+    {
+        let ex =
+            if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(file.as_str())) { file.as_str() } else { a.name };
+        let mut e = on_steps(t, "flag-edited-tests", "edited_tests", vec![a.at.step], ex);
+        e.detail = Some(format!("changed test files: {}", m.test_files_changed.join(", ")));
+        f.flag("edited_tests", e);
     }
 }
 

@@ -10,12 +10,12 @@ use crate::model::{Budget, FinalMessage, Mechanics, Role, Step, TerminationKind,
 #[must_use]
 pub fn termination(t: &Trajectory, p: &Profile) -> (TerminationKind, Option<Budget>) {
     let term = &t.termination;
-    if term.kind == TerminationKind::Unknown {
-        if let Some(raw) = &term.raw {
-            let hit = p.statuses.get(raw).or_else(|| p.statuses.iter().find(|(k, _)| raw.contains(k.as_str())).map(|(_, v)| v));
-            if let Some(m) = hit {
-                return (m.kind, m.budget);
-            }
+    if term.kind == TerminationKind::Unknown
+        && let Some(raw) = &term.raw
+    {
+        let hit = p.statuses.get(raw).or_else(|| p.statuses.iter().find(|(k, _)| raw.contains(k.as_str())).map(|(_, v)| v));
+        if let Some(m) = hit {
+            return (m.kind, m.budget);
         }
     }
     (term.kind, term.budget)

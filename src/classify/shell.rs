@@ -166,10 +166,10 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
             }
             return;
         }
-        if let Some(script) = positional.first() {
-            if is_test_script(script) {
-                fx.verification = Some(format!("{name} {script}"));
-            }
+        if let Some(script) = positional.first()
+            && is_test_script(script)
+        {
+            fx.verification = Some(format!("{name} {script}"));
         }
         return;
     }
@@ -264,16 +264,14 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
         },
         "python" | "python3" | "python2" | "pypy" | "pypy3" => python_effects(&args, fx),
         "node" | "ruby" => {
-            if let Some(code) = args.iter().position(|a| a == "-e").and_then(|i| args.get(i + 1)) {
-                if code.contains("writeFile") || code.contains("File.write") {
-                    fx.writes.push(format!("({name} -e)"));
-                }
+            if let Some(code) = args.iter().position(|a| a == "-e").and_then(|i| args.get(i + 1))
+                && (code.contains("writeFile") || code.contains("File.write"))
+            {
+                fx.writes.push(format!("({name} -e)"));
             }
         }
-        "cargo" => {
-            if positional.first().is_some_and(|s| *s == "test" || *s == "nextest") {
-                fx.verification = Some(format!("cargo {}", positional[0]));
-            }
+        "cargo" if positional.first().is_some_and(|s| *s == "test" || *s == "nextest") => {
+            fx.verification = Some(format!("cargo {}", positional[0]));
         }
         "go" if positional.first().is_some_and(|s| *s == "test") => fx.verification = Some("go test".into()),
         "npm" | "yarn" | "pnpm" | "bun" => {
@@ -290,26 +288,22 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
             }
         }
         "npx" | "bunx" => {
-            if let Some(tool) = positional.first() {
-                if TEST_RUNNERS.contains(&tool.as_str()) {
-                    fx.verification = Some((*tool).clone());
-                }
+            if let Some(tool) = positional.first()
+                && TEST_RUNNERS.contains(&tool.as_str())
+            {
+                fx.verification = Some((*tool).clone());
             }
         }
-        "make" | "gmake" => {
-            if positional.iter().any(|t| matches!(t.as_str(), "test" | "tests" | "check" | "unittest" | "test-all")) {
-                fx.verification = Some("make test".into());
-            }
+        "make" | "gmake" if positional.iter().any(|t| matches!(t.as_str(), "test" | "tests" | "check" | "unittest" | "test-all")) => {
+            fx.verification = Some("make test".into());
         }
-        "mvn" | "gradle" | "gradlew" | "sbt" | "dotnet" | "mix" | "swift" => {
-            if positional.iter().any(|t| t.as_str() == "test" || t.as_str() == "verify" || t.as_str() == "check") {
-                fx.verification = Some(format!("{name} test"));
-            }
+        "mvn" | "gradle" | "gradlew" | "sbt" | "dotnet" | "mix" | "swift"
+            if positional.iter().any(|t| t.as_str() == "test" || t.as_str() == "verify" || t.as_str() == "check") =>
+        {
+            fx.verification = Some(format!("{name} test"));
         }
-        "bundle" | "rake" => {
-            if positional.iter().any(|t| t.as_str() == "rspec" || t.as_str() == "test" || t.as_str() == "spec") {
-                fx.verification = Some(format!("{name} test"));
-            }
+        "bundle" | "rake" if positional.iter().any(|t| t.as_str() == "rspec" || t.as_str() == "test" || t.as_str() == "spec") => {
+            fx.verification = Some(format!("{name} test"));
         }
         n if TEST_RUNNERS.contains(&n) => fx.verification = Some(n.to_string()),
         n if is_test_script(n) && raw_name.contains('/') => fx.verification = Some(raw_name.clone()),
@@ -319,10 +313,10 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
 
 fn python_effects(args: &[String], fx: &mut ShellEffects) {
     if let Some(i) = args.iter().position(|a| a == "-m") {
-        if let Some(m) = args.get(i + 1) {
-            if matches!(m.as_str(), "pytest" | "unittest" | "nose" | "nose2" | "tox" | "doctest") {
-                fx.verification = Some(format!("python -m {m}"));
-            }
+        if let Some(m) = args.get(i + 1)
+            && matches!(m.as_str(), "pytest" | "unittest" | "nose" | "nose2" | "tox" | "doctest")
+        {
+            fx.verification = Some(format!("python -m {m}"));
         }
         return;
     }
@@ -336,10 +330,10 @@ fn python_effects(args: &[String], fx: &mut ShellEffects) {
         }
         return;
     }
-    if let Some(script) = args.iter().find(|a| !a.starts_with('-')) {
-        if is_test_script(script) {
-            fx.verification = Some(format!("python {script}"));
-        }
+    if let Some(script) = args.iter().find(|a| !a.starts_with('-'))
+        && is_test_script(script)
+    {
+        fx.verification = Some(format!("python {script}"));
     }
 }
 

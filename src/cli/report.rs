@@ -28,6 +28,9 @@ pub struct StudyArgs {
     /// A study file (`study.toml`), or transcript files and run directories. With no argument,
     /// the sample study of a checkout (`samples/study/study.toml`).
     pub study_or_inputs: Vec<PathBuf>,
+    /// The study file, named explicitly (the same as giving it as the only argument).
+    #[arg(long, value_name = "STUDY.toml")]
+    pub study: Option<PathBuf>,
     /// An arm from a path: `--arm "mini, think=runs/a"`. Repeatable; replaces arms taken from
     /// metadata.
     #[arg(long, value_name = "NAME=PATH")]
@@ -69,6 +72,13 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), u
         }
     };
     let mut inputs = a.study_or_inputs.clone();
+    if let Some(s) = &a.study {
+        if !inputs.is_empty() {
+            eprintln!("error: failed to read the arguments: give --study or inputs, not both");
+            return Err(exit::USAGE);
+        }
+        inputs.push(s.clone());
+    }
     if inputs.is_empty() && a.arm.is_empty() {
         if Path::new(DEFAULT_STUDY).exists() {
             inputs.push(PathBuf::from(DEFAULT_STUDY));

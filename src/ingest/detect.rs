@@ -114,10 +114,10 @@ pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], f
     if let Some((adapter, detection)) = best {
         return Detected::Adapter { adapter, detection };
     }
-    if let Some((_, reason)) = SKIP_EXTENSIONS.iter().skip(2).find(|(exts, _)| exts.contains(&ext)) {
-        if !probe.binary {
-            return Detected::Skip((*reason).to_string());
-        }
+    if let Some((_, reason)) = SKIP_EXTENSIONS.iter().skip(2).find(|(exts, _)| exts.contains(&ext))
+        && !probe.binary
+    {
+        return Detected::Skip((*reason).to_string());
     }
     Detected::Quarantine(unknown(probe, display, &rejections))
 }
@@ -139,21 +139,21 @@ fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) 
             .with_help("no transcript format nests this deep; the file is corrupt or hostile")
             .at_offset(&probe.prefix, at, "too deep here");
     }
-    if let Some(shape) = probe.json.as_ref().filter(|_| probe.jsonl.is_none()) {
-        if let Some((msg, line, col)) = &shape.error {
-            let kind = if msg.contains("recursion limit") { InputErrorKind::TooDeep } else { InputErrorKind::Syntax };
-            let help = if kind == InputErrorKind::TooDeep {
-                "the JSON nests deeper than 128 levels; no transcript format does that".to_string()
-            } else {
-                format!("the file starts like JSON but is not valid JSON here; formats tried: {tried}")
-            };
-            return InputError::new(kind, display, format!("parse JSON: {msg}")).with_help(help).at_line_col(
-                &probe.prefix,
-                *line,
-                *col,
-                msg.clone(),
-            );
-        }
+    if let Some(shape) = probe.json.as_ref().filter(|_| probe.jsonl.is_none())
+        && let Some((msg, line, col)) = &shape.error
+    {
+        let kind = if msg.contains("recursion limit") { InputErrorKind::TooDeep } else { InputErrorKind::Syntax };
+        let help = if kind == InputErrorKind::TooDeep {
+            "the JSON nests deeper than 128 levels; no transcript format does that".to_string()
+        } else {
+            format!("the file starts like JSON but is not valid JSON here; formats tried: {tried}")
+        };
+        return InputError::new(kind, display, format!("parse JSON: {msg}")).with_help(help).at_line_col(
+            &probe.prefix,
+            *line,
+            *col,
+            msg.clone(),
+        );
     }
     let seen = probe
         .json

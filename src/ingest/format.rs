@@ -45,17 +45,14 @@ pub struct Detection {
 /// An adapter's answer to a probe: a detection, or why the file is not its format.
 pub type Sniff = Result<Detection, String>;
 
-#[must_use]
 pub fn marker(reason: impl Into<String>) -> Sniff {
     Ok(Detection { strength: Strength::Marker, reason: reason.into() })
 }
 
-#[must_use]
 pub fn structure(reason: impl Into<String>) -> Sniff {
     Ok(Detection { strength: Strength::Structure, reason: reason.into() })
 }
 
-#[must_use]
 pub fn file_name(reason: impl Into<String>) -> Sniff {
     Ok(Detection { strength: Strength::FileName, reason: reason.into() })
 }

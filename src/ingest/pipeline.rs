@@ -209,17 +209,17 @@ pub fn run_map<T: Send>(
     let mut units: Vec<(usize, &'static dyn Adapter, Unit)> = Vec::new();
     let mut companions_of: Vec<(usize, Vec<usize>)> = Vec::new();
     for (i, (f, d)) in detected.iter().enumerate() {
-        if let Detected::Adapter { adapter, .. } = d {
-            if adapter.role() == FileRole::Transcript {
-                let comps: Vec<usize> = adapter
-                    .companions(&f.path, &fileset)
-                    .iter()
-                    .filter_map(|p| index_of.get(p).copied())
-                    .filter(|&c| c != i && !statuses.contains_key(&c))
-                    .collect();
-                claimed.extend(comps.iter().copied());
-                companions_of.push((i, comps));
-            }
+        if let Detected::Adapter { adapter, .. } = d
+            && adapter.role() == FileRole::Transcript
+        {
+            let comps: Vec<usize> = adapter
+                .companions(&f.path, &fileset)
+                .iter()
+                .filter_map(|p| index_of.get(p).copied())
+                .filter(|&c| c != i && !statuses.contains_key(&c))
+                .collect();
+            claimed.extend(comps.iter().copied());
+            companions_of.push((i, comps));
         }
     }
     for (i, comps) in companions_of {
@@ -388,10 +388,10 @@ fn stream_unit<T: Send>(
     let mut flush = |pending: &mut Vec<Trajectory>, write_err: &mut Option<std::io::Error>| {
         let mapped: Vec<T> = std::mem::take(pending).into_par_iter().map(map).collect();
         for x in mapped {
-            if write_err.is_none() {
-                if let Err(e) = sink(x) {
-                    *write_err = Some(e);
-                }
+            if write_err.is_none()
+                && let Err(e) = sink(x)
+            {
+                *write_err = Some(e);
             }
         }
     };
@@ -446,17 +446,17 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
         }
         t.outcome = j.value.clone();
         push_file(t, j.file);
-    } else if !t.outcome.is_known() {
-        if let Some(j) = ctx.join.outcome(&keys, path) {
-            t.outcome = j.value.clone();
-            push_file(t, j.file);
-        }
+    } else if !t.outcome.is_known()
+        && let Some(j) = ctx.join.outcome(&keys, path)
+    {
+        t.outcome = j.value.clone();
+        push_file(t, j.file);
     }
-    if t.submission.is_none() {
-        if let Some(j) = ctx.join.submission(&keys, path) {
-            t.submission = Some(j.value.clone());
-            push_file(t, j.file);
-        }
+    if t.submission.is_none()
+        && let Some(j) = ctx.join.submission(&keys, path)
+    {
+        t.submission = Some(j.value.clone());
+        push_file(t, j.file);
     }
     if t.arm.is_none() {
         t.arm = Some(match &t.model {

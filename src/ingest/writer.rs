@@ -14,10 +14,19 @@ use crate::model::{Trajectory, unanswered_calls};
 
 pub const PARQUET_BATCH: usize = 2048;
 
+/// The Parquet output's state: the writer once the schema is known, the file until then, and
+/// the rows of the batch being filled.
+pub struct ParquetState {
+    writer: Option<polars::io::parquet::write::BatchedWriter<File>>,
+    file: Option<File>,
+    rows: Vec<Trajectory>,
+}
+
 /// Where `ingest` writes.
 pub enum TrajectoryWriter {
     Jsonl(BufWriter<Box<dyn Write + Send>>),
-    Parquet { writer: Option<polars::io::parquet::write::BatchedWriter<File>>, file: Option<File>, rows: Vec<Trajectory> },
+    /// Boxed: the batched Parquet writer is large and there is one writer per run.
+    Parquet(Box<ParquetState>),
 }
 
 impl TrajectoryWriter {
@@ -30,7 +39,7 @@ impl TrajectoryWriter {
             None => Ok(Self::Jsonl(BufWriter::new(Box::new(std::io::stdout())))),
             Some(p) if p.as_os_str() == "-" => Ok(Self::Jsonl(BufWriter::new(Box::new(std::io::stdout())))),
             Some(p) if p.extension().is_some_and(|e| e == "parquet") => {
-                Ok(Self::Parquet { writer: None, file: Some(File::create(p)?), rows: Vec::new() })
+                Ok(Self::Parquet(Box::new(ParquetState { writer: None, file: Some(File::create(p)?), rows: Vec::new() })))
             }
             Some(p) => Ok(Self::Jsonl(BufWriter::new(Box::new(File::create(p)?)))),
         }
@@ -65,9 +74,9 @@ impl TrajectoryWriter {
                 serde_json::to_writer(&mut *w, &t)?;
                 w.write_all(b"\n")
             }
-            Self::Parquet { rows, .. } => {
-                rows.push(t);
-                if rows.len() >= PARQUET_BATCH {
+            Self::Parquet(state) => {
+                state.rows.push(t);
+                if state.rows.len() >= PARQUET_BATCH {
                     self.flush_batch()?;
                 }
                 Ok(())
@@ -76,7 +85,8 @@ impl TrajectoryWriter {
     }
 
     fn flush_batch(&mut self) -> std::io::Result<()> {
-        let Self::Parquet { writer, file, rows } = self else { return Ok(()) };
+        let Self::Parquet(state) = self else { return Ok(()) };
+        let ParquetState { writer, file, rows } = &mut **state;
         if rows.is_empty() && writer.is_some() {
             return Ok(());
         }
@@ -104,9 +114,11 @@ impl TrajectoryWriter {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 r => r,
             },
-            Self::Parquet { .. } => {
+            Self::Parquet(_) => {
                 self.flush_batch()?;
-                if let Self::Parquet { writer: Some(w), .. } = &self {
+                if let Self::Parquet(state) = &self
+                    && let Some(w) = &state.writer
+                {
                     w.finish().map_err(std::io::Error::other)?;
                 }
                 Ok(())

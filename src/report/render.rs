@@ -184,18 +184,18 @@ pub fn terminal(r: &Report, fit: Fit) -> String {
             }));
         }
         out.push_str(&format!("\n{}\n{table}\n", t.title));
-        if i == 0 {
-            if let Some(c) = &r.comparison {
-                out.push_str(&format!(" {}\n", safe_terminal(&format!("{} vs {}: {}", c.a, c.b, c.verdict))));
-                if c.paired {
-                    out.push_str(&format!(
-                        " flipped tasks: {} passed only in {}, {} only in {}\n",
-                        c.only_a.len(),
-                        safe_terminal(&c.a),
-                        c.only_b.len(),
-                        safe_terminal(&c.b)
-                    ));
-                }
+        if i == 0
+            && let Some(c) = &r.comparison
+        {
+            out.push_str(&format!(" {}\n", safe_terminal(&format!("{} vs {}: {}", c.a, c.b, c.verdict))));
+            if c.paired {
+                out.push_str(&format!(
+                    " flipped tasks: {} passed only in {}, {} only in {}\n",
+                    c.only_a.len(),
+                    safe_terminal(&c.a),
+                    c.only_b.len(),
+                    safe_terminal(&c.b)
+                ));
             }
         }
     }
@@ -234,20 +234,20 @@ pub fn markdown(r: &Report) -> String {
                     .join(" | ")
             ));
         }
-        if i == 0 {
-            if let Some(c) = &r.comparison {
-                out.push_str(&format!("\n**{} vs {}: {}**", md_cell(&c.a), md_cell(&c.b), md_own(&c.verdict)));
-                if c.paired {
-                    out.push_str(&format!(
-                        " Flipped tasks: {} passed only in {}, {} only in {}.",
-                        c.only_a.len(),
-                        md_cell(&c.a),
-                        c.only_b.len(),
-                        md_cell(&c.b)
-                    ));
-                }
-                out.push('\n');
+        if i == 0
+            && let Some(c) = &r.comparison
+        {
+            out.push_str(&format!("\n**{} vs {}: {}**", md_cell(&c.a), md_cell(&c.b), md_own(&c.verdict)));
+            if c.paired {
+                out.push_str(&format!(
+                    " Flipped tasks: {} passed only in {}, {} only in {}.",
+                    c.only_a.len(),
+                    md_cell(&c.a),
+                    c.only_b.len(),
+                    md_cell(&c.b)
+                ));
             }
+            out.push('\n');
         }
     }
     if r.quarantined > 0 {

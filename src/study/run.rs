@@ -138,7 +138,7 @@ pub fn run_study(
                 Ok(())
             },
         )?;
-        diagnostics.extend(summary.diagnostics.into_iter());
+        diagnostics.extend(summary.diagnostics);
         out.push(ArmRun {
             name: arm.spec.name.clone(),
             verdicts,

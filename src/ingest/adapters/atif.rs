@@ -263,10 +263,11 @@ fn append_steps(
             }
             step.tool_results.push(res);
         }
-        if role == Role::Assistant && calls.is_empty() {
-            if let Some(complaint) = env_text.iter().find(|e| looks_like_format_error(e)) {
-                step.format_error = Some(complaint.lines().take(3).collect::<Vec<_>>().join("\n"));
-            }
+        if role == Role::Assistant
+            && calls.is_empty()
+            && let Some(complaint) = env_text.iter().find(|e| looks_like_format_error(e))
+        {
+            step.format_error = Some(complaint.lines().take(3).collect::<Vec<_>>().join("\n"));
         }
         let span = step.source_span;
         t.steps.push(step);
@@ -357,12 +358,11 @@ impl Adapter for Atif {
 /// (`hello-world.trajectory.json` → `hello-world`).
 fn task_from_path(p: &Path) -> Option<String> {
     let parent = p.parent()?;
-    if parent.file_name().is_some_and(|n| n == "agent") {
-        if let Some(trial_dir) = parent.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()) {
-            if let Some((task, _)) = trial_dir.rsplit_once("__") {
-                return Some(task.to_string());
-            }
-        }
+    if parent.file_name().is_some_and(|n| n == "agent")
+        && let Some(trial_dir) = parent.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned())
+        && let Some((task, _)) = trial_dir.rsplit_once("__")
+    {
+        return Some(task.to_string());
     }
     let name = p.file_name()?.to_string_lossy().into_owned();
     let stem = name.strip_suffix(".json").unwrap_or(&name);

@@ -164,10 +164,11 @@ impl Adapter for Predictions {
         "SWE-bench predictions (preds.json, all_preds.jsonl): the submitted patch per instance"
     }
     fn sniff(&self, p: &Probe) -> Sniff {
-        if let Some(j) = &p.jsonl {
-            if j.has("instance_id") && j.has("model_patch") {
-                return marker("JSON Lines with instance_id and model_patch");
-            }
+        if let Some(j) = &p.jsonl
+            && j.has("instance_id")
+            && j.has("model_patch")
+        {
+            return marker("JSON Lines with instance_id and model_patch");
         }
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.keys.keys().any(|k| k.ends_with(".model_patch")) || (j.top_is_array && j.has("[].model_patch")) {
