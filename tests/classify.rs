@@ -6,26 +6,12 @@ use std::path::Path;
 
 use coroner::classify::fixture::{self, Expect, FixtureFile};
 use coroner::classify::{Classifier, Options, Rules};
-use coroner::ingest::IngestOptions;
 use coroner::model::{Trajectory, Verdict};
 
-use crate::common::{coroner, coroner_in, corpus, root, samples, tempdir};
+use crate::common::{classified, coroner, coroner_in, corpus, root, samples, tempdir};
 
 fn classifier() -> Classifier {
     Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default())
-}
-
-fn classify_dir(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
-    let c = classifier();
-    let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
-    let mut out = Vec::new();
-    coroner::ingest::run(&opts, &mut |t| {
-        let v = c.classify(&t);
-        out.push((t, v));
-        Ok(())
-    })
-    .expect("ingest runs");
-    out
 }
 
 #[test]
@@ -90,7 +76,7 @@ struct Double {
 fn each_double_lands_in_its_own_class_with_its_own_flag_and_nothing_else() {
     let dir = samples("doubles");
     let m: Manifest = toml::from_str(&std::fs::read_to_string(dir.join("manifest.toml")).unwrap()).unwrap();
-    let got = classify_dir(&[&dir]);
+    let got = classified(&[&dir]);
     assert_eq!(got.len(), m.double.len(), "one record per double");
     let mut seen_classes = BTreeSet::new();
     let mut seen_flags = BTreeSet::new();
@@ -146,7 +132,7 @@ fn evidence_is_checkable_on_every_sample_and_corpus_trajectory() {
     let mut inputs = vec![samples("")];
     inputs.extend(corpus(""));
     let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
-    let got = classify_dir(&refs);
+    let got = classified(&refs);
     assert!(got.len() > 40);
     let errors: Vec<String> = got.iter().filter_map(|(t, v)| check_evidence(t, v).err()).collect();
     assert!(errors.is_empty(), "{}", errors.join("\n"));
@@ -169,7 +155,7 @@ fn evidence_is_checkable_on_every_sample_and_corpus_trajectory() {
 #[test]
 fn verdicts_on_every_real_failed_trajectory() {
     let Some(dir) = corpus("") else { return };
-    let got = classify_dir(&[&dir]);
+    let got = classified(&[&dir]);
     let mut view: Vec<serde_json::Value> = got
         .iter()
         .filter(|(_, v)| v.is_failure())

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use coroner::classify::{Classifier, Options, Rules};
 use coroner::ingest::{IngestOptions, Summary};
-use coroner::model::Trajectory;
+use coroner::model::{Trajectory, Verdict};
 
 /// The project root.
 pub fn root() -> PathBuf {
@@ -38,6 +39,20 @@ pub fn shared(sub: &str) -> Option<PathBuf> {
 
 pub fn samples(sub: &str) -> PathBuf {
     root().join("samples").join(sub)
+}
+
+/// Ingests in-process and classifies with the built-in rules and no registry.
+pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
+    let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
+    let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
+    let mut out = Vec::new();
+    coroner::ingest::run(&opts, &mut |t| {
+        let v = c.classify(&t);
+        out.push((t, v));
+        Ok(())
+    })
+    .expect("ingest runs");
+    out
 }
 
 /// Ingests in-process and returns the records and the accounting.

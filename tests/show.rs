@@ -1,29 +1,12 @@
 //! `coroner show`: evidence marked, long blocks folded, trajectories chosen by id, task or
 //! index, and a hostile transcript's escape sequences neutralized.
 
-use std::path::Path;
-
-use coroner::classify::{Classifier, Options, Rules};
-use coroner::ingest::IngestOptions;
-use coroner::model::{Trajectory, Verdict};
+use coroner::classify::Rules;
 use coroner::spotcheck::render::{Format, ShowOptions, render};
 
-use crate::common::{coroner, samples, tempdir};
+use crate::common::{classified, coroner, samples, tempdir};
 
 const HOSTILE: &str = "hostile/hostile__h0st1le";
-
-fn classified(path: &Path) -> Vec<(Trajectory, Verdict)> {
-    let c = Classifier::new(Rules::builtin().expect("rules"), Vec::new(), Options::default());
-    let opts = IngestOptions { inputs: vec![path.to_path_buf()], ..IngestOptions::default() };
-    let mut out = Vec::new();
-    coroner::ingest::run(&opts, &mut |t| {
-        let v = c.classify(&t);
-        out.push((t, v));
-        Ok(())
-    })
-    .expect("ingest runs");
-    out
-}
 
 fn stdout(args: &[&str]) -> String {
     let r = coroner(args);
@@ -121,7 +104,7 @@ fn a_hostile_transcript_cannot_drive_the_terminal() {
 
 #[test]
 fn colour_is_the_only_escape_and_only_when_asked() {
-    let got = classified(&samples(HOSTILE));
+    let got = classified(&[&samples(HOSTILE)]);
     let (t, v) = &got[0];
     let sgr = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
     for step in [None, Some(1), Some(3)] {
@@ -142,7 +125,7 @@ fn colour_is_the_only_escape_and_only_when_asked() {
 #[test]
 fn evidence_steps_are_marked_with_the_rule_that_fired() {
     let dir = samples("doubles");
-    let got = classified(&dir);
+    let got = classified(&[&dir]);
     // The command prints what the library renders.
     let (t, v) = got.iter().find(|(t, _)| t.provenance.files[0].path.contains("/looping__")).unwrap();
     assert_eq!(stdout(&["show", &dir.display().to_string(), "--id", &t.id]), render(t, v, &ShowOptions::default()).unwrap());
@@ -208,7 +191,7 @@ fn long_outputs_fold_and_reasoning_collapses_unless_the_step_is_asked_for() {
 fn a_trajectory_is_chosen_by_id_task_index_or_file_hash() {
     let dir = samples("doubles");
     let shown = dir.display().to_string();
-    let got = classified(&dir);
+    let got = classified(&[&dir]);
     let r = coroner(&["show", &shown]);
     assert_eq!(r.status.code(), Some(2));
     let listing = String::from_utf8_lossy(&r.stderr);

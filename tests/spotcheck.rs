@@ -4,32 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use coroner::classify::{Classifier, Options, Rules};
-use coroner::ingest::IngestOptions;
+use coroner::classify::Rules;
 use coroner::model::{OutcomeStatus, TerminationKind, Trajectory, Verdict};
 use coroner::spotcheck::sample::{Key, KeyItem, SHEET_COLUMNS};
 use coroner::stats::{ConfusionMatrix, cohen_kappa};
 
-use crate::common::{coroner, samples, shared, tempdir};
+use crate::common::{classified, coroner, samples, shared, tempdir};
 
 /// The tolerance `tests/stats.rs` uses for closed forms.
 const CLOSED: f64 = 1e-9;
 
 fn rules() -> Rules {
     Rules::builtin().expect("built-in rules load")
-}
-
-fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
-    let c = Classifier::new(rules(), Vec::new(), Options::default());
-    let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
-    let mut out = Vec::new();
-    coroner::ingest::run(&opts, &mut |t| {
-        let v = c.classify(&t);
-        out.push((t, v));
-        Ok(())
-    })
-    .expect("ingest runs");
-    out
 }
 
 fn ok(args: &[&str]) -> std::process::Output {

@@ -20,6 +20,21 @@ pub struct ClassifyArgs {
     /// Transcript files, run directories, or coroner JSONL.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub classify: ClassifyOptions,
+    /// Output: `.jsonl` (default; one verdict per line), `.csv` or `.parquet`; `-` or absent
+    /// for JSONL on stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Print the class summary only, not the ingest diagnostics.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The options that decide how trajectories are read and classified, shared by every command
+/// that classifies (`classify`, `show`, `spotcheck`) so that they cannot drift apart.
+#[derive(Debug, Args)]
+pub struct ClassifyOptions {
     /// A tool registry (`coroner registry extract` / `import`); matched to trajectories by
     /// harness name. Repeatable.
     #[arg(long, value_name = "FILE")]
@@ -33,13 +48,31 @@ pub struct ClassifyArgs {
     /// The step limit the runs were given, to infer budget exhaustion without a status.
     #[arg(long, value_name = "N")]
     pub step_limit: Option<u32>,
-    /// Output: `.jsonl` (default; one verdict per line), `.csv` or `.parquet`; `-` or absent
-    /// for JSONL on stdout.
-    #[arg(short, long, value_name = "OUT")]
-    pub output: Option<PathBuf>,
-    /// Print the class summary only, not the ingest diagnostics.
-    #[arg(short, long)]
-    pub quiet: bool,
+}
+
+impl ClassifyOptions {
+    pub fn classifier(&self) -> Result<Classifier, u8> {
+        classifier(self.rules.as_deref(), &self.registry, self.step_limit)
+    }
+
+    /// The same options as command-line arguments, to print a command a person can re-run.
+    pub fn as_args(&self) -> Vec<String> {
+        use crate::ingest::diag::display_path;
+        let mut v = Vec::new();
+        for r in &self.registry {
+            v.extend(["--registry".to_string(), display_path(r)]);
+        }
+        if let Some(r) = &self.rules {
+            v.extend(["--rules".to_string(), display_path(r)]);
+        }
+        for f in &self.verdicts {
+            v.extend(["--verdicts".to_string(), display_path(f)]);
+        }
+        if let Some(n) = self.step_limit {
+            v.extend(["--step-limit".to_string(), n.to_string()]);
+        }
+        v
+    }
 }
 
 /// Loads rules and registries the way every command that classifies does.
@@ -65,11 +98,11 @@ pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], step_
 }
 
 pub fn run(a: &ClassifyArgs) -> u8 {
-    let c = match classifier(a.rules.as_deref(), &a.registry, a.step_limit) {
+    let c = match a.classify.classifier() {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = IngestOptions { inputs: a.inputs.clone(), format: None, verdicts: a.verdicts.clone() };
+    let opts = IngestOptions { inputs: a.inputs.clone(), format: None, verdicts: a.classify.verdicts.clone() };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
     // Parquet are columnar and written at the end.
     let columnar = a

@@ -41,18 +41,8 @@ pub struct ShowArgs {
     /// Mark the evidence steps without naming rules or classes (for blind spot-checks).
     #[arg(long)]
     pub blind: bool,
-    /// A tool registry, as for `classify`. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub registry: Vec<PathBuf>,
-    /// A rules directory, as for `classify`.
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
-    /// A verdict file joined to the trajectory, as for `ingest`. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub verdicts: Vec<PathBuf>,
-    /// The step limit the run was given, as for `classify`.
-    #[arg(long, value_name = "N")]
-    pub step_limit: Option<u32>,
+    #[command(flatten)]
+    pub classify: super::classify::ClassifyOptions,
 }
 
 pub fn run(a: &ShowArgs) -> u8 {
@@ -64,11 +54,11 @@ pub fn run(a: &ShowArgs) -> u8 {
         (_, _, _, Some(tok)) => Selector::Token(tok),
         _ => Selector::Only,
     };
-    let c = match super::classify::classifier(a.rules.as_deref(), &a.registry, a.step_limit) {
+    let c = match a.classify.classifier() {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], format: None, verdicts: a.verdicts.clone() };
+    let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], format: None, verdicts: a.classify.verdicts.clone() };
     let mut trajs: Vec<Trajectory> = Vec::new();
     let summary = match crate::ingest::run(&opts, &mut |t| {
         trajs.push(t);

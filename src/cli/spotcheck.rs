@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::classify::ClassifyOptions;
 use crate::classify::Classifier;
 use crate::exit;
 use crate::ingest::IngestOptions;
@@ -29,48 +30,6 @@ pub enum SpotcheckCommand {
     Sample(SampleArgs),
     Score(ScoreArgs),
     Audit(AuditArgs),
-}
-
-/// The options that decide how trajectories are read and classified; recorded in every
-/// `coroner show` command of the sheet.
-#[derive(Debug, Args)]
-pub struct ClassifyOptions {
-    /// A tool registry, as for `classify`. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub registry: Vec<PathBuf>,
-    /// A rules directory, as for `classify`.
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
-    /// A verdict file joined to every trajectory, as for `ingest`. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub verdicts: Vec<PathBuf>,
-    /// The step limit the runs were given, as for `classify`.
-    #[arg(long, value_name = "N")]
-    pub step_limit: Option<u32>,
-}
-
-impl ClassifyOptions {
-    fn classifier(&self) -> Result<Classifier, u8> {
-        super::classify::classifier(self.rules.as_deref(), &self.registry, self.step_limit)
-    }
-
-    /// The same options as `coroner show` arguments.
-    fn as_args(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        for r in &self.registry {
-            v.extend(["--registry".to_string(), display_path(r)]);
-        }
-        if let Some(r) = &self.rules {
-            v.extend(["--rules".to_string(), display_path(r)]);
-        }
-        for f in &self.verdicts {
-            v.extend(["--verdicts".to_string(), display_path(f)]);
-        }
-        if let Some(n) = self.step_limit {
-            v.extend(["--step-limit".to_string(), n.to_string()]);
-        }
-        v
-    }
 }
 
 /// Draw a stratified, blind sample of classified trajectories for a person to label.

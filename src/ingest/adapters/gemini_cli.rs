@@ -19,6 +19,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{blank, tool_call, uint};
+use super::lines;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::{Probe, Scalar};
@@ -368,7 +369,7 @@ impl Adapter for GeminiSession {
         let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let is_stream =
             serde_json::from_str::<Value>(first_line).is_ok() && text.trim_end().lines().filter(|l| !l.trim().is_empty()).count() > 1;
-        let t = if is_stream { parse_stream(&src, text, out)? } else { parse_document(&src, text)? };
+        let t = if is_stream { parse_stream(&src, out)? } else { parse_document(&src, text)? };
         out.emit(t);
         Ok(())
     }
@@ -393,27 +394,19 @@ fn parse_document(src: &Source, text: &str) -> Result<Trajectory, InputError> {
 
 /// The `.jsonl` record stream, replayed the way the CLI loads it.
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn parse_stream(src: &Source, text: &str, out: &mut Output<'_>) -> Result<Trajectory, InputError> {
+fn parse_stream(src: &Source, out: &mut Output<'_>) -> Result<Trajectory, InputError> {
     let mut meta = RawMeta::default();
     // Message order is the order of first appearance; a later line with the same id replaces it.
     let mut msgs: Vec<(String, RawMessage, Option<SourceSpan>)> = Vec::new();
-    let mut offset = 0usize;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += line.len();
-        let body = line.trim_end();
-        if body.trim().is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str(body) {
+    for line in lines::split(src, &mut out.diagnostics) {
+        let v: Value = match lines::parse(src, &line, "Gemini CLI session record") {
             Ok(v) => v,
             Err(e) => {
-                out.diagnostics
-                    .push(InputError::from_json(&src.display, body.as_bytes(), "Gemini CLI session record", &e).on_line(i + 1, start));
+                out.diagnostics.push(e);
                 continue;
             }
         };
-        let span = Some(src.span(0, start, body.len()));
+        let (start, span) = (line.start, Some(line.span(0)));
         if let Some(id) = v.get("$rewindTo").and_then(Value::as_str) {
             match msgs.iter().position(|(k, _, _)| k == id) {
                 Some(p) => msgs.truncate(p),
@@ -707,29 +700,20 @@ impl Adapter for GeminiStream {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let text = src.text()?;
         let mut t = blank(file_stem(&src.path), HARNESS, STREAM, 1, vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("gemini-cli stream-json".into());
         // The assistant step text deltas are appended to, until a tool call or another event.
         let mut open_reply: Option<usize> = None;
         let mut saw_result = false;
-        let mut offset = 0usize;
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let start = offset;
-            offset += line.len();
-            let body = line.trim_end();
-            if body.trim().is_empty() {
-                continue;
-            }
-            let v: Value = match serde_json::from_str(body) {
+        for line in lines::split(&src, &mut out.diagnostics) {
+            let v: Value = match lines::parse(&src, &line, "Gemini CLI stream event") {
                 Ok(v) => v,
                 Err(e) => {
-                    out.diagnostics
-                        .push(InputError::from_json(&src.display, body.as_bytes(), "Gemini CLI stream event", &e).on_line(i + 1, start));
+                    out.diagnostics.push(e);
                     continue;
                 }
             };
-            let span = Some(src.span(0, start, body.len()));
+            let span = Some(line.span(0));
             let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             match v.get("type").and_then(Value::as_str).unwrap_or("") {
                 "init" => {
