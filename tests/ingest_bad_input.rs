@@ -87,13 +87,29 @@ fn good_files_ingest_and_every_bad_one_is_quarantined_with_file_and_line() {
 }
 
 #[test]
-fn a_missing_input_is_a_usage_error() {
+fn a_missing_input_is_counted_as_lost_and_a_bad_invocation_is_a_usage_error() {
     let tmp = tempdir();
     let out = coroner_in(tmp.path(), &["ingest", "does-not-exist"]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(3), "a named input that is not there is an input lost, as for an unreadable file");
     let out = coroner_in(tmp.path(), &["ingest"]);
     assert_eq!(out.status.code(), Some(2), "no input argument is a usage error");
     let out = coroner_in(tmp.path(), &["ingest", "--format", "nope", "."]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("known formats"));
+}
+
+#[test]
+fn coroners_own_registry_and_verdict_files_beside_a_run_are_skipped_not_quarantined() {
+    let tmp = tempdir();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::copy(samples("registries/tau-bench-retail.registry.json"), run.join("tools.registry.json")).unwrap();
+    let out = coroner_in(tmp.path(), &["classify", &samples("doubles").display().to_string(), "-q", "-o", "run/verdicts.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = coroner_in(tmp.path(), &["ingest", "run", "-q", "-o", "out.jsonl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("1 coroner tool registry (pass it with --registry)"), "{err}");
+    assert!(err.contains("1 coroner verdicts (classify output)"), "{err}");
+    assert!(err.contains("ingested     0 files -> 0 trajectories\n"), "no empty per-format list: {err}");
 }

@@ -155,7 +155,8 @@ pub fn render_summary(s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "coroner ingest: {} files seen", s.files.len());
     let per: Vec<String> = s.per_adapter.iter().filter(|(_, n)| **n > 0).map(|(a, n)| format!("{a} {n}")).collect();
-    let _ = writeln!(out, "  ingested     {ingested} files -> {} trajectories ({})", s.trajectories, per.join(", "));
+    let per = if per.is_empty() { String::new() } else { format!(" ({})", per.join(", ")) };
+    let _ = writeln!(out, "  ingested     {ingested} files -> {} trajectories{per}", s.trajectories);
     if companions > 0 {
         let _ = writeln!(out, "  companions   {companions} files read with the transcript they belong to");
     }

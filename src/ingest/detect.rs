@@ -119,7 +119,27 @@ pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], f
     {
         return Detected::Skip((*reason).to_string());
     }
+    if let Some(reason) = own_output(probe) {
+        return Detected::Skip(reason.to_string());
+    }
     Detected::Quarantine(unknown(probe, display, &rejections))
+}
+
+/// coroner's own outputs often sit beside the runs they describe; reading a run directory
+/// back must not quarantine them as broken transcripts.
+fn own_output(probe: &Probe) -> Option<&'static str> {
+    if let Some(j) = probe.json.as_ref().filter(|j| j.error.is_none() && !j.top_is_array)
+        && j.has("registry_version")
+        && j.has("tools")
+    {
+        return Some("coroner tool registry (pass it with --registry)");
+    }
+    if let Some(j) = probe.jsonl.as_ref()
+        && ["trajectory_id", "primary", "classes", "mechanics", "evidence"].iter().all(|k| j.has(k))
+    {
+        return Some("coroner verdicts (classify output)");
+    }
+    None
 }
 
 fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) -> InputError {
