@@ -17,6 +17,7 @@ fn old_text_actions_become_shell_calls_paired_with_their_observations() {
     let t = &ts[0];
     assert_eq!(t.task_id, "pydicom__pydicom-1458");
     assert_eq!(t.harness, "swe-agent");
+    assert_eq!(t.provenance.format_version.as_deref(), Some("swe-agent traj (text actions)"));
     assert_eq!(t.model, None);
     // System prompt, the demonstration, the issue; then 12 replies, each with its observation.
     assert_eq!(t.steps.len(), 27);
@@ -68,6 +69,7 @@ fn function_calling_takes_tool_calls_and_ids_from_the_history() {
     let t = &ts[0];
     assert_eq!(t.task_id, "6e44b9__sweagenttestrepo-1c2844");
     assert_eq!(t.model.as_deref(), Some("gpt-4o"));
+    assert_eq!(t.provenance.format_version.as_deref(), Some("swe-agent traj (function calling)"));
     assert_eq!(t.steps.len(), 12);
     let names: Vec<&str> = t.calls().map(|(_, c)| c.name.as_str()).collect();
     assert_eq!(names, ["find_file", "open", "edit", "bash", "submit"]);

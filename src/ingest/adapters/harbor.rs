@@ -183,6 +183,7 @@ impl Adapter for HarborTrial {
             None => {
                 let mut t = blank("", "", self.name(), self.version(), files);
                 t.notes.push("the trial has no agent/trajectory.json: the record has no steps".into());
+                t.provenance.format_version = Some("harbor trial result (no trajectory)".into());
                 t
             }
         };

@@ -452,6 +452,10 @@ impl Builder<'_> {
             .map(|(i, (_, h))| (h, history.get(i + 1).and_then(|(_, n)| n.tool_call_ids.as_ref())))
             .collect();
         let function_calling = replies.iter().any(|(h, _)| h.tool_calls.is_some());
+        // The two generations of `.traj` differ in how actions are written, which decides how
+        // calls are read back; the record says which one it was.
+        self.t.provenance.format_version =
+            Some(if function_calling { "swe-agent traj (function calling)" } else { "swe-agent traj (text actions)" }.into());
 
         // Align entries with those replies, in order; an entry that is not among them was
         // rejected and requeried (or is the final step, which the history may lack).
