@@ -286,6 +286,15 @@ fn a_changed_or_missing_registry_breaks_the_seal() {
     let r = check(tmp.path(), &["--registry", "reg.json"]);
     assert_eq!(r.status.code(), Some(2));
     assert!(stderr(&r).contains("the registry reg.json changed since sealing"), "{}", stderr(&r));
+    // A tool renamed by hand keeps the registry's source digest; the seal still sees it.
+    import(r#"["bash", "submit"]"#);
+    assert_eq!(check(tmp.path(), &["--registry", "reg.json"]).status.code(), Some(0), "re-importing the sealed list restores the seal");
+    let reg = std::fs::read_to_string(tmp.path().join("reg.json")).unwrap();
+    assert!(reg.contains("\"submit\""), "{reg}");
+    std::fs::write(tmp.path().join("reg.json"), reg.replace("\"submit\"", "\"submit_x\"")).unwrap();
+    let r = check(tmp.path(), &["--registry", "reg.json"]);
+    assert_eq!(r.status.code(), Some(2), "a hand-edited registry breaks the seal");
+    assert!(stderr(&r).contains("the registry reg.json changed since sealing"), "{}", stderr(&r));
 }
 
 #[test]

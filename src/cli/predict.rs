@@ -229,7 +229,7 @@ fn seal(a: &SealArgs) -> u8 {
     for r in &registry_paths {
         match crate::study::run::load_registry(r) {
             Ok(reg) => {
-                registries.insert(reg.file, reg.registry.sha256);
+                registries.insert(reg.file, reg.registry.content_digest());
             }
             Err(e) => {
                 super::print_diagnostic(&e);

@@ -193,6 +193,16 @@ pub enum Knowledge {
 }
 
 impl Registry {
+    /// A digest of everything the registry says (tools, namespaces, versions, the source digest),
+    /// for seals: `sha256` alone names the source the list was read from, so a list edited by
+    /// hand afterwards would keep it.
+    #[must_use]
+    pub fn content_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        crate::ingest::source::hex(&Sha256::digest(&bytes))
+    }
+
     /// An empty registry for `harness`.
     #[must_use]
     pub fn new(harness: impl Into<String>, root: impl Into<String>) -> Self {

@@ -106,14 +106,14 @@ pub fn run_study(
     let mut common = Vec::new();
     for r in extra {
         let reg = load_registry(r)?;
-        registries.insert(reg.file.clone(), reg.registry.sha256.clone());
+        registries.insert(reg.file.clone(), reg.registry.content_digest());
         common.push(reg);
     }
     for arm in arms {
         let mut loaded = Vec::new();
         if let Some(r) = &arm.registry {
             let reg = load_registry(r)?;
-            registries.insert(reg.file.clone(), reg.registry.sha256.clone());
+            registries.insert(reg.file.clone(), reg.registry.content_digest());
             loaded.push(reg);
         }
         loaded.extend(common.iter().cloned());
