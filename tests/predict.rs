@@ -609,3 +609,43 @@ fn junit_totals(xml: &str) -> (u64, u64, u64) {
         }
     }
 }
+
+#[test]
+fn a_seal_time_given_by_hand_is_reported_and_one_before_its_own_commit_is_flagged() {
+    let tmp = tempdir();
+    let git = |args: &[&str]| {
+        let r = std::process::Command::new("git")
+            .current_dir(tmp.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_COMMITTER_DATE", "2026-03-01T00:00:00Z")
+            .env("GIT_AUTHOR_DATE", "2026-03-01T00:00:00Z")
+            .output()
+            .expect("git runs");
+        assert!(r.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&r.stderr));
+    };
+    git(&["init", "-q"]);
+    std::fs::write(tmp.path().join("README"), "x").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "init"]);
+    // Sealed "on 19 February" at a commit made on 1 March: the time was set back.
+    write_and_seal(
+        tmp.path(),
+        &prediction("t", &format!("metric = \"pass_rate\", arm = \"{B}\", comparator = \"<=\", value = 0.9"), "e"),
+        BEFORE,
+        &[],
+    );
+    let lock = std::fs::read_to_string(tmp.path().join("predictions.lock")).unwrap();
+    assert!(lock.contains("clock = \"given\""), "{lock}");
+    assert!(lock.contains("git_commit = "), "{lock}");
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let seal = &report(&r)["seal"];
+    assert_eq!(seal["clock_given"], true);
+    assert_eq!(seal["commit_after_seal"].as_str().map(|t| t.starts_with("2026-03-01")), Some(true), "{seal}");
+    let st = study();
+    let table = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &st, "-q"]);
+    let out = stdout(&table);
+    assert!(out.contains("given by hand (--now or COR_NOW)"), "{out}");
+    assert!(out.contains("WARNING: the sealed commit is dated 2026-03-01"), "{out}");
+}

@@ -257,6 +257,7 @@ fn seal(a: &SealArgs) -> u8 {
         format: predict::seal::LOCK_FORMAT,
         coroner_version: env!("CARGO_PKG_VERSION").into(),
         sealed_at: sealed_at.clone(),
+        clock: predict::seal::time_given(a.now.as_deref()).then(|| "given".to_string()),
         git_commit: predict::seal::git_commit(dir),
         predictions_file: a.predictions.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         predictions_sha256: digest,
@@ -346,7 +347,7 @@ fn check(a: &CheckArgs) -> u8 {
     };
     let lock_shown = crate::ingest::diag::display_path(&lock_path);
     let title = loaded.file.title.clone().unwrap_or_else(|| loaded.shown.clone());
-    let report = match predict::check(&loaded, &lock, &lock_shown, &run, &rules.taxonomy.precedence, a.allow_late) {
+    let mut report = match predict::check(&loaded, &lock, &lock_shown, &run, &rules.taxonomy.precedence, a.allow_late) {
         Ok(r) => r,
         Err(e) => {
             super::print_diagnostic(&e);
@@ -358,6 +359,14 @@ fn check(a: &CheckArgs) -> u8 {
             return exit::USAGE;
         }
     };
+    // A seal cannot precede the commit it was made at: a commit dated later than the seal says
+    // the seal's time was set back.
+    let lock_dir = lock_path.parent().unwrap_or(Path::new(""));
+    report.seal.commit_after_seal = lock.git_commit.as_deref().and_then(|c| predict::seal::commit_time(lock_dir, c)).filter(|t| {
+        crate::ingest::adapters::common::parse_time(t)
+            .zip(crate::ingest::adapters::common::parse_time(&lock.sealed_at))
+            .is_some_and(|(c, s)| c > s)
+    });
     let text = match a.format {
         ReportFormat::Table => predict::render::terminal(&report, fit()),
         ReportFormat::Markdown => predict::render::markdown(&report),

@@ -113,6 +113,11 @@ pub struct SealSummary {
     pub earliest: Option<String>,
     /// Sealed after the run began (accepted only with `--allow-late`).
     pub late: bool,
+    /// The seal's time came from `--now` / `COR_NOW`, not the clock.
+    pub clock_given: bool,
+    /// The sealed commit's date, when it is later than the seal's time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_after_seal: Option<String>,
 }
 
 /// Everything `predict check` reports.
@@ -548,6 +553,8 @@ pub fn check(
         registries: lock.registries.len(),
         earliest: first.map(|f| f.1.to_string()),
         late,
+        clock_given: lock.clock.as_deref() == Some("given"),
+        commit_after_seal: None,
     };
     Ok(evaluate(loaded, run, seal))
 }

@@ -55,6 +55,12 @@ fn seal_lines(r: &CheckReport) -> Vec<String> {
         (Some(e), false) => format!("sealed before the run's first trajectory ({e})"),
         (None, _) => "no trajectory has a time: whether the seal preceded the run cannot be checked".into(),
     });
+    if s.clock_given {
+        out.push("the seal's time was given by hand (--now or COR_NOW), not read from the clock: it is the sealer's claim".into());
+    }
+    if let Some(t) = &s.commit_after_seal {
+        out.push(format!("WARNING: the sealed commit is dated {t}, after the seal's time: the time was set back or the clock was wrong"));
+    }
     out
 }
 

@@ -10,6 +10,7 @@
 //! format = 1
 //! coroner_version = "0.1.0"
 //! sealed_at = "2026-02-19T12:00:00Z"
+//! clock = "given"                    # only when the time came from --now / COR_NOW
 //! git_commit = "e589384…"            # absent outside a git repository
 //! predictions_file = "predictions.toml"
 //! predictions_sha256 = "…"
@@ -44,6 +45,10 @@ pub struct Lock {
     pub coroner_version: String,
     /// RFC 3339, UTC.
     pub sealed_at: String,
+    /// `"given"` when `sealed_at` came from `--now` or `COR_NOW` rather than the clock: the
+    /// time is then the sealer's claim, and `check` says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_commit: Option<String>,
     pub predictions_file: String,
@@ -247,6 +252,28 @@ pub fn now(flag: Option<&str>) -> Result<String, String> {
             Ok(jiff::Timestamp::from_second(t.as_second()).unwrap_or(t).to_string())
         }
     }
+}
+
+/// Whether the time of a seal or retraction is given by hand rather than read from the clock.
+#[must_use]
+pub fn time_given(flag: Option<&str>) -> bool {
+    flag.is_some() || std::env::var("COR_NOW").is_ok_and(|s| !s.is_empty())
+}
+
+/// The committer date of `commit` (RFC 3339), when git knows it in `dir`.
+#[must_use]
+pub fn commit_time(dir: &Path, commit: &str) -> Option<String> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["show", "-s", "--format=%cI", commit, "--"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
 }
 
 /// `git rev-parse HEAD` in `dir`, when git exists and `dir` is in a repository.
