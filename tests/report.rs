@@ -204,6 +204,46 @@ fn compare_prints_the_verdict_first() {
 }
 
 #[test]
+fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_named() {
+    let v = |task: &str, passed: bool| coroner::model::Verdict {
+        trajectory_id: task.into(),
+        task_id: task.into(),
+        arm: None,
+        trial: 0,
+        harness: "h".into(),
+        model: None,
+        outcome: if passed { coroner::model::OutcomeStatus::Passed } else { coroner::model::OutcomeStatus::Failed },
+        primary: (!passed).then(|| "worked_then_wrong".to_string()),
+        classes: Vec::new(),
+        flags: Vec::new(),
+        mechanics: coroner::model::Mechanics::default(),
+        registry_source: "none".into(),
+        reason: None,
+        evidence: Vec::new(),
+        source: None,
+    };
+    // Unpaired: 8 tasks against 24, no task in common.
+    let a: Vec<_> = (0..8).map(|i| v(&format!("a{i}"), i < 4)).collect();
+    let b: Vec<_> = (0..24).map(|i| v(&format!("b{i}"), i < 6)).collect();
+    let c = coroner::report::compare::compare("a", &a, "b", &b);
+    assert!(!c.paired);
+    assert_eq!((c.n_a, c.n_b), (8, 24));
+    assert_eq!(c.n, 12, "the harmonic mean 2·8·24/32, not the smaller arm");
+    let text = coroner::report::compare::render(&c, false);
+    assert!(text.contains("unpaired design on 8 and 24 tasks (power as for 12 per arm)"), "{text}");
+    let sd = (12.0_f64 * 0.25 * 0.75).sqrt();
+    assert!(text.contains(&format!("({sd:.1} tasks)")), "the noise is also given in tasks: {text}");
+    // Paired on the shared tasks; the ones only one arm ran are named, not dropped silently.
+    let a: Vec<_> = (0..10).map(|i| v(&format!("t{i}"), i < 5)).collect();
+    let b: Vec<_> = (2..12).map(|i| v(&format!("t{i}"), i < 4)).collect();
+    let c = coroner::report::compare::compare("a", &a, "b", &b);
+    assert!(c.paired);
+    assert_eq!(c.n, 8);
+    assert_eq!(c.one_arm_only, ["t0", "t1", "t10", "t11"]);
+    assert!(coroner::report::compare::render(&c, false).contains("left out (run by one arm only): t0, t1, t10, t11"));
+}
+
+#[test]
 fn comparisons_of_degenerate_arms_stay_finite() {
     use coroner::model::{Mechanics, OutcomeStatus, Verdict};
     let v = |task: &str, passed: bool| Verdict {

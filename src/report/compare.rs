@@ -18,7 +18,9 @@ pub struct Comparison {
     pub a: String,
     pub b: String,
     pub paired: bool,
-    /// Tasks compared (paired: run by both, without infrastructure failures).
+    /// Tasks compared (paired: run by both, without infrastructure failures; unpaired: the
+    /// harmonic mean of the two arms' sizes, the equal-arm size with the same variance of the
+    /// difference, used for the power figures).
     pub n: u64,
     pub a_rate: Estimate,
     pub b_rate: Estimate,
@@ -36,6 +38,8 @@ pub struct Comparison {
     pub verdict_kind: String,
     /// Noise figure of the design: 1σ of a pass rate at this n, in percentage points.
     pub sigma_pp: f64,
+    /// The same in tasks: 1σ of the number of tasks passed.
+    pub sigma_tasks: f64,
     /// Paired only: tasks only `a` passed, and only `b` passed.
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
@@ -44,6 +48,8 @@ pub struct Comparison {
     pub classes: Vec<ClassComparison>,
     /// Tasks left out of a paired comparison because one arm failed on infrastructure.
     pub excluded_infrastructure: Vec<String>,
+    /// Tasks left out of a paired comparison because only one arm was given them.
+    pub one_arm_only: Vec<String>,
 }
 
 /// The label of a task's result in one arm: `passed`, the primary class, or `unknown`.
@@ -98,6 +104,7 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
     let paired = !shared.is_empty() && shared.len() * 2 >= ta.len().max(tb.len());
     // Tasks both arms were given but one arm never ran (every trial lost to infrastructure).
     let excluded: Vec<String> = all_a.intersection(&all_b).filter(|t| !shared.contains(*t)).map(|t| (*t).to_string()).collect();
+    let one_arm_only: Vec<String> = all_a.symmetric_difference(&all_b).map(|t| (*t).to_string()).collect();
     let class_cmp = stats::compare_classes(&class_counts(a), &class_counts(b), DEFAULT_CONFIDENCE);
     let pass = |vs: &[&Verdict]| vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() * 2 > vs.len();
     if paired {
@@ -140,11 +147,13 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
             verdict: v.sentence,
             verdict_kind: format!("{:?}", v.kind),
             sigma_pp: 100.0 * stats::noise(n, baseline).se_rate,
+            sigma_tasks: stats::noise(n, baseline).sd_tasks,
             only_a: f.only_a_passed,
             only_b: f.only_b_passed,
             transitions,
             classes: class_cmp,
             excluded_infrastructure: excluded,
+            one_arm_only,
         };
     }
     let count = |vs: &[Verdict]| {
@@ -156,7 +165,8 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
     let (pa, pb) = (Proportion::new(ka, na), Proportion::new(kb, nb));
     let test = stats::unpaired_test(pa, pb, UnpairedTest::Fisher);
     let diff = stats::unpaired_difference(pa, pb, DEFAULT_CONFIDENCE, UnpairedDiffMethod::default());
-    let n = na.min(nb);
+    // Unequal arms: 1/na + 1/nb = 2/n gives the equal-arm n with the same variance.
+    let n = if na == 0 || nb == 0 { 0 } else { ((2 * na * nb) as f64 / (na + nb) as f64).floor() as u64 };
     let mde = stats::min_detectable_difference(Design::unpaired(n, pb.rate())).smallest;
     let v = stats::verdict(diff, mde, n, DEFAULT_CONFIDENCE);
     Comparison {
@@ -177,11 +187,13 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
         verdict: v.sentence,
         verdict_kind: format!("{:?}", v.kind),
         sigma_pp: 100.0 * stats::noise(n, pb.rate()).se_rate,
+        sigma_tasks: stats::noise(n, pb.rate()).sd_tasks,
         only_a: Vec::new(),
         only_b: Vec::new(),
         transitions: BTreeMap::new(),
         classes: class_cmp,
         excluded_infrastructure: Vec::new(),
+        one_arm_only: Vec::new(),
     }
 }
 
@@ -218,26 +230,36 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "{li}difference {} (95% CI {} to {}), {} p = {:.3}, {} design on {} tasks",
+        "{li}difference {} (95% CI {} to {}), {} p = {:.3}, {}",
         pp(c.difference.estimate),
         pp(c.difference.interval.lo),
         pp(c.difference.interval.hi),
         c.test_name,
         c.test.p_value,
-        if c.paired { "paired" } else { "unpaired" },
-        c.n
+        if c.paired {
+            format!("paired design on {} tasks", c.n)
+        } else if c.n_a == c.n_b {
+            format!("unpaired design on {} tasks per arm", c.n_a)
+        } else {
+            format!("unpaired design on {} and {} tasks (power as for {} per arm)", c.n_a, c.n_b, c.n)
+        }
     );
     match c.detectable {
         Some(d) => {
             let _ = writeln!(
                 out,
-                "{li}smallest difference this design can detect (80% power, α = 0.05): ~{:.0} pp; 1σ of a pass rate here: {:.1} pp",
+                "{li}smallest difference this design can detect (80% power, α = 0.05): ~{:.0} pp; 1σ of a pass rate here: {:.1} pp ({:.1} tasks)",
                 100.0 * d,
-                c.sigma_pp
+                c.sigma_pp,
+                c.sigma_tasks
             );
         }
         None => {
-            let _ = writeln!(out, "{li}this design cannot reliably detect any difference; 1σ of a pass rate here: {:.1} pp", c.sigma_pp);
+            let _ = writeln!(
+                out,
+                "{li}this design cannot reliably detect any difference; 1σ of a pass rate here: {:.1} pp ({:.1} tasks)",
+                c.sigma_pp, c.sigma_tasks
+            );
         }
     }
     if c.paired {
@@ -258,6 +280,9 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
         );
         if !c.excluded_infrastructure.is_empty() {
             let _ = writeln!(out, "{li}left out (infrastructure failure in an arm): {}", c.excluded_infrastructure.join(", "));
+        }
+        if !c.one_arm_only.is_empty() {
+            let _ = writeln!(out, "{li}left out (run by one arm only): {}", c.one_arm_only.join(", "));
         }
         if !c.transitions.is_empty() {
             let _ = writeln!(out, "\n{b}Per-task transitions ({} → {}){b}", c.a, c.b);
