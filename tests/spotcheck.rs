@@ -530,3 +530,22 @@ fn each_item_opens_from_its_own_input_and_hostile_text_stays_inert() {
     assert!(out.starts_with(&format!("{}\n", from_jsonl["trajectory_id"])), "{out}");
     assert!(out.lines().any(|l| l.starts_with("▶ #")), "{out}");
 }
+
+#[test]
+fn a_study_file_is_sampled_arm_by_arm_with_each_arms_settings() {
+    let tmp = tempdir();
+    let (sheet, key) = sample(&samples("study/study.toml"), tmp.path(), "study", &["--per-class", "2", "--seed", "5"]);
+    let key = key_of(&key);
+    let population: usize = key.strata.iter().map(|s| s.population).sum();
+    let (_, dir_key) = sample(&samples("study"), tmp.path(), "dir", &["--per-class", "2", "--seed", "5"]);
+    let dir_population: usize = key_of(&dir_key).strata.iter().map(|s| s.population).sum();
+    assert!(population > 0, "the study's arms were read");
+    assert_eq!(population, dir_population, "the same failed trajectories as the study's directory");
+    let rows = sheet_rows(&sheet);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let show = &r["show"];
+        assert!(show.starts_with("coroner show ") && show.contains("samples/study/arm-"), "each item names its arm's input: {show}");
+        assert!(show.contains("--time-limit 900"), "the arm's budget is part of how it was classified: {show}");
+    }
+}

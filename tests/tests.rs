@@ -42,6 +42,8 @@ mod ingest_tau_bench;
 mod ingest_terminal_bench;
 /// Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
 mod ingest_terminal_capture;
+/// Verdict files given with `--verdicts`: the sb-cli run report, `results_summary.csv`-style tables.
+mod ingest_verdicts;
 /// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
 mod notebooks;
 /// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.

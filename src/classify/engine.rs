@@ -12,10 +12,16 @@ use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, Termi
 use crate::registry::Knowledge;
 
 /// Settings that are not rules: limits from a study file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
     /// The configured step limit, when known (infers budget exhaustion without a status).
     pub step_limit: Option<u32>,
+    /// The configured wall-clock limit, in seconds; compared with `usage.wall_seconds`.
+    pub time_limit_seconds: Option<f64>,
+    /// The configured cost limit, in US dollars; compared with `usage.cost_usd`.
+    pub cost_limit_usd: Option<f64>,
+    /// The configured token limit; compared with prompt + completion tokens.
+    pub token_limit: Option<u64>,
 }
 
 /// A classifier with its rules and registries loaded once.
@@ -52,7 +58,8 @@ impl Classifier {
         flags(t, &acts, &m, &mut f);
         if failed {
             infrastructure(t, &m, p, &mut f);
-            budget(t, &acts, &m, p, self.options.step_limit.or(p.step_limit), &mut f);
+            let limits = Options { step_limit: self.options.step_limit.or(p.step_limit), ..self.options.clone() };
+            budget(t, &acts, &m, p, &limits, &mut f);
             plan(t, &acts, &m, p, &mut f);
             resignation(t, &acts, &m, p, &mut f);
             worked(t, &acts, &m, p, &mut f);
@@ -289,7 +296,7 @@ fn infrastructure(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) 
     }
 }
 
-fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, step_limit: Option<u32>, f: &mut Findings) {
+fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, limits: &Options, f: &mut Findings) {
     if m.termination == TerminationKind::Budget {
         let b = m.budget.map_or_else(|| "unspecified".to_string(), |b| crate::ingest::writer::snake(&b));
         let ex = status_excerpt(t).unwrap_or("");
@@ -306,13 +313,12 @@ fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, step_
     if m.termination != TerminationKind::Unknown {
         return;
     }
-    if let Some(limit) = step_limit
-        && m.assistant_turns >= limit
+    if let Some(detail) = consumed_limit(t, m, limits)
         && let Some(last) = final_reply(t)
     {
         let ex = if last.text.trim().is_empty() { last.tool_calls.first().map_or("", |c| c.name.as_str()) } else { head(&last.text) };
         let mut e = on_steps(t, "budget-consumed-limit", "budget_exhausted", vec![last.index], ex);
-        e.detail = Some(format!("{} assistant turns of a {limit}-step budget", m.assistant_turns));
+        e.detail = Some(detail);
         f.class("budget_exhausted", e);
         return;
     }
@@ -327,6 +333,37 @@ fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, step_
             f.class("budget_exhausted", e);
         }
     }
+}
+
+/// Which configured budget the run used up, when the record has no end status to say so:
+/// steps first (the most common limit), then wall clock, cost and tokens.
+fn consumed_limit(t: &Trajectory, m: &Mechanics, limits: &Options) -> Option<String> {
+    if let Some(limit) = limits.step_limit
+        && m.assistant_turns >= limit
+    {
+        return Some(format!("budget: steps; {} assistant turns of a {limit}-step budget", m.assistant_turns));
+    }
+    let u = &t.usage;
+    if let (Some(limit), Some(used)) = (limits.time_limit_seconds, u.wall_seconds)
+        && limit > 0.0
+        && used >= limit
+    {
+        return Some(format!("budget: wall_time; {used:.0} s of a {limit:.0} s limit"));
+    }
+    if let (Some(limit), Some(used)) = (limits.cost_limit_usd, u.cost_usd)
+        && limit > 0.0
+        && used >= limit
+    {
+        return Some(format!("budget: cost; ${used:.4} of a ${limit:.4} limit"));
+    }
+    let tokens = u.prompt_tokens.zip(u.completion_tokens).map(|(p, c)| p + c);
+    if let (Some(limit), Some(used)) = (limits.token_limit, tokens)
+        && limit > 0
+        && used >= limit
+    {
+        return Some(format!("budget: tokens; {used} of a {limit}-token limit"));
+    }
+    None
 }
 
 fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {

@@ -21,7 +21,7 @@
 
 use serde::Deserialize;
 
-use super::engine::Classifier;
+use super::engine::{Classifier, Options};
 use crate::ingest::adapters::common::{blank, tool_call};
 use crate::model::{
     Budget, DeclaredTool, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, ToolResult, Trajectory, pair_results,
@@ -61,6 +61,22 @@ pub struct Case {
     pub submission: Option<String>,
     #[serde(default)]
     pub declared_tools: Option<Vec<String>>,
+    /// Budgets the case runs under, as a study file would give them.
+    #[serde(default)]
+    pub step_limit: Option<u32>,
+    #[serde(default)]
+    pub time_limit_seconds: Option<f64>,
+    #[serde(default)]
+    pub cost_limit_usd: Option<f64>,
+    #[serde(default)]
+    pub token_limit: Option<u64>,
+    /// What the run consumed (`usage`), for the budget cases.
+    #[serde(default)]
+    pub wall_seconds: Option<f64>,
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<[u64; 2]>,
     #[serde(default, rename = "step")]
     pub steps: Vec<CaseStep>,
 }
@@ -146,6 +162,11 @@ impl Case {
         };
         t.termination.raw = self.raw.clone();
         t.submission = self.submission.clone();
+        t.usage.wall_seconds = self.wall_seconds;
+        t.usage.cost_usd = self.cost_usd;
+        if let Some([p, c]) = self.tokens {
+            (t.usage.prompt_tokens, t.usage.completion_tokens) = (Some(p), Some(c));
+        }
         t.declared_tools =
             self.declared_tools.as_ref().map(|d| d.iter().map(|n| DeclaredTool { name: n.clone(), description: None }).collect());
         for s in &self.steps {
@@ -206,7 +227,17 @@ pub fn run(c: &Classifier, file: &FixtureFile) -> Result<Vec<CaseOutcome>, Strin
         .iter()
         .map(|case| {
             let t = case.trajectory().map_err(|e| format!("{}: {e}", case.name))?;
-            let v = c.classify(&t);
+            let limits = Options {
+                step_limit: case.step_limit,
+                time_limit_seconds: case.time_limit_seconds,
+                cost_limit_usd: case.cost_limit_usd,
+                token_limit: case.token_limit,
+            };
+            let v = if limits == Options::default() {
+                c.classify(&t)
+            } else {
+                Classifier::new(c.rules.clone(), c.registries.clone(), limits).classify(&t)
+            };
             Ok(CaseOutcome { name: case.name.clone(), expect: case.expect, fired: v.evidence.iter().any(|e| e.rule == file.rule) })
         })
         .collect()

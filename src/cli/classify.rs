@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::classify::{Classifier, LoadedRegistry, Options, Rules};
+use crate::classify::{Classifier, Options, Rules};
 use crate::exit;
 use crate::ingest::IngestOptions;
 use crate::model::{OutcomeStatus, Verdict};
@@ -33,10 +33,10 @@ pub struct ClassifyArgs {
 
 /// The options that decide how trajectories are read and classified, shared by every command
 /// that classifies (`classify`, `show`, `spotcheck`) so that they cannot drift apart.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ClassifyOptions {
-    /// A tool registry (`coroner registry extract` / `import`); matched to trajectories by
-    /// harness name. Repeatable.
+    /// A tool registry (`coroner registry extract` / `import`), or a harness source directory
+    /// to extract one from; matched to trajectories by harness name. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub registry: Vec<PathBuf>,
     /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
@@ -48,11 +48,26 @@ pub struct ClassifyOptions {
     /// The step limit the runs were given, to infer budget exhaustion without a status.
     #[arg(long, value_name = "N")]
     pub step_limit: Option<u32>,
+    /// The wall-clock limit the runs were given, in seconds (as `step_limit`).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// The cost limit the runs were given, in US dollars (as `step_limit`).
+    #[arg(long, value_name = "USD")]
+    pub cost_limit: Option<f64>,
+    /// The token limit the runs were given, prompt plus completion (as `step_limit`).
+    #[arg(long, value_name = "N")]
+    pub token_limit: Option<u64>,
 }
 
 impl ClassifyOptions {
     pub fn classifier(&self) -> Result<Classifier, u8> {
-        classifier(self.rules.as_deref(), &self.registry, self.step_limit)
+        let limits = Options {
+            step_limit: self.step_limit,
+            time_limit_seconds: self.time_limit,
+            cost_limit_usd: self.cost_limit,
+            token_limit: self.token_limit,
+        };
+        classifier(self.rules.as_deref(), &self.registry, limits)
     }
 
     /// The same options as command-line arguments, to print a command a person can re-run.
@@ -71,12 +86,21 @@ impl ClassifyOptions {
         if let Some(n) = self.step_limit {
             v.extend(["--step-limit".to_string(), n.to_string()]);
         }
+        if let Some(n) = self.time_limit {
+            v.extend(["--time-limit".to_string(), n.to_string()]);
+        }
+        if let Some(n) = self.cost_limit {
+            v.extend(["--cost-limit".to_string(), n.to_string()]);
+        }
+        if let Some(n) = self.token_limit {
+            v.extend(["--token-limit".to_string(), n.to_string()]);
+        }
         v
     }
 }
 
 /// Loads rules and registries the way every command that classifies does.
-pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], step_limit: Option<u32>) -> Result<Classifier, u8> {
+pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limits: Options) -> Result<Classifier, u8> {
     let rules = match Rules::load(rules) {
         Ok(r) => r,
         Err(e) => {
@@ -86,15 +110,16 @@ pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], step_
     };
     let mut loaded = Vec::new();
     for p in registries {
-        match crate::registry::load(p) {
-            Ok(r) => loaded.push(LoadedRegistry { file: crate::ingest::diag::display_path(p), registry: r }),
+        // A registry file, or a source directory to extract one from (as in a study file).
+        match crate::study::run::load_registry(p) {
+            Ok(r) => loaded.push(r),
             Err(e) => {
                 super::print_diagnostic(&e);
                 return Err(exit::USAGE);
             }
         }
     }
-    Ok(Classifier::new(rules, loaded, Options { step_limit }))
+    Ok(Classifier::new(rules, loaded, limits))
 }
 
 pub fn run(a: &ClassifyArgs) -> u8 {

@@ -42,7 +42,8 @@ pub enum SpotcheckCommand {
 /// list`) or `passed`, then run `coroner spotcheck score`.
 #[derive(Debug, Args)]
 pub struct SampleArgs {
-    /// Transcript files, run directories or coroner JSONL (classified as by `classify`).
+    /// Transcript files, run directories or coroner JSONL (classified as by `classify`), or a
+    /// study file: its arms' inputs, each classified with the arm's registry, verdicts and budgets.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Failed trajectories per primary class, at most.
@@ -163,6 +164,38 @@ fn classify_all<T: Send>(
     Ok((out, summary.is_partial()))
 }
 
+/// The inputs to classify, each with the options it is classified with: a study file stands for
+/// its arms' inputs, each with the arm's registry, verdicts and budgets added to the command
+/// line's.
+fn input_groups(inputs: &[PathBuf], o: &ClassifyOptions) -> Result<Vec<(PathBuf, ClassifyOptions)>, u8> {
+    let mut out = Vec::new();
+    for input in inputs {
+        if !(input.is_file() && input.extension().is_some_and(|e| e == "toml")) {
+            out.push((input.clone(), o.clone()));
+            continue;
+        }
+        let arms = match crate::study::Study::load(input) {
+            Ok((_, arms)) => arms,
+            Err(e) => {
+                super::print_diagnostic(&e);
+                return Err(exit::USAGE);
+            }
+        };
+        for arm in arms {
+            let b = &arm.spec.budget;
+            let mut opts = o.clone();
+            opts.registry.extend(arm.registry.clone());
+            opts.verdicts.extend(arm.verdicts.clone());
+            opts.step_limit = o.step_limit.or(b.step_limit);
+            opts.time_limit = o.time_limit.or(b.time_limit_seconds);
+            opts.cost_limit = o.cost_limit.or(b.cost_limit_usd);
+            opts.token_limit = o.token_limit.or(b.token_limit);
+            out.extend(arm.inputs.iter().map(|p| (p.clone(), opts.clone())));
+        }
+    }
+    Ok(out)
+}
+
 fn run_sample(a: &SampleArgs) -> u8 {
     let key_path = a.key.clone().unwrap_or_else(|| {
         let stem = a.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sheet".into());
@@ -172,15 +205,20 @@ fn run_sample(a: &SampleArgs) -> u8 {
         eprintln!("error: failed to write the key: it would overwrite the sheet {}\n  help: give --key another file", a.output.display());
         return exit::USAGE;
     }
-    let c = match a.classify.classifier() {
-        Ok(c) => c,
+    let groups = match input_groups(&a.inputs, &a.classify) {
+        Ok(g) => g,
         Err(code) => return code,
     };
     // One input at a time, so each item's `show` command names the input it came from and
     // reads it the same way (a coroner JSONL's records carry their original source paths).
     let (mut verdicts, mut input_of, mut partial) = (Vec::new(), Vec::new(), false);
-    for (k, input) in a.inputs.iter().enumerate() {
-        match classify_all(&c, &a.classify, std::slice::from_ref(input), a.quiet, &|_, v| v) {
+    let mut rules = None;
+    for (k, (input, opts)) in groups.iter().enumerate() {
+        let c = match opts.classifier() {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        match classify_all(&c, opts, std::slice::from_ref(input), a.quiet, &|_, v| v) {
             Ok((vs, p)) => {
                 input_of.extend(std::iter::repeat_n(k, vs.len()));
                 verdicts.extend(vs);
@@ -188,24 +226,32 @@ fn run_sample(a: &SampleArgs) -> u8 {
             }
             Err(code) => return code,
         }
+        rules.get_or_insert(c.rules);
     }
+    let rules = match rules.map_or_else(|| crate::classify::Rules::load(a.classify.rules.as_deref()), Ok) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
     let o = SampleOptions { per_class: a.per_class, passed: a.passed, seed: a.seed };
-    let (chosen, strata) = sample::draw(&verdicts, &c.rules.taxonomy.precedence, &o);
-    let extra = a.classify.as_args();
+    let (chosen, strata) = sample::draw(&verdicts, &rules.taxonomy.precedence, &o);
     let mut rows = Vec::new();
     let mut items = Vec::new();
     for (k, &i) in chosen.iter().enumerate() {
         let v = &verdicts[i];
         let item = u32::try_from(k + 1).unwrap_or(u32::MAX);
         let source = v.source.clone().unwrap_or_default();
-        let input = display_path(&a.inputs[input_of[i]]);
+        let (input, opts) = &groups[input_of[i]];
+        let input = display_path(input);
         rows.push(SheetRow {
             item,
             trajectory_id: v.trajectory_id.clone(),
             task_id: v.task_id.clone(),
             file: source,
             steps: sample::evidence_steps(v),
-            show: sample::show_command(&input, &v.trajectory_id, &extra),
+            show: sample::show_command(&input, &v.trajectory_id, &opts.as_args()),
         });
         items.push(KeyItem::of(item, v));
     }
@@ -214,7 +260,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
         seed: a.seed,
         per_class: a.per_class,
         passed: a.passed,
-        rules_digest: c.rules.digest.clone(),
+        rules_digest: rules.digest.clone(),
         inputs: a.inputs.iter().map(|p| display_path(p)).collect(),
         strata: strata.clone(),
         items,

@@ -307,6 +307,7 @@ mod tests {
             format: LOCK_FORMAT,
             coroner_version: "0.1.0".into(),
             sealed_at: "2026-02-19T12:00:00Z".into(),
+            clock: None,
             git_commit: None,
             predictions_file: "p.toml".into(),
             predictions_sha256: "aa".into(),

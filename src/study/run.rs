@@ -117,7 +117,16 @@ pub fn run_study(
             loaded.push(reg);
         }
         loaded.extend(common.iter().cloned());
-        let c = Classifier::new(rules.clone(), loaded, Options { step_limit: arm.spec.budget.step_limit });
+        let c = Classifier::new(
+            rules.clone(),
+            loaded,
+            Options {
+                step_limit: arm.spec.budget.step_limit,
+                time_limit_seconds: arm.spec.budget.time_limit_seconds,
+                cost_limit_usd: arm.spec.budget.cost_limit_usd,
+                token_limit: arm.spec.budget.token_limit,
+            },
+        );
         let opts = IngestOptions { inputs: arm.inputs.clone(), format: None, verdicts: arm.verdicts.iter().cloned().collect() };
         let mut verdicts = Vec::new();
         let mut earliest: Option<String> = None;
