@@ -56,18 +56,35 @@ struct Tab {
 
 fn tabs(r: &Report) -> Vec<Tab> {
     let mut out = Vec::new();
-    let tasks = r.arms.iter().map(|a| a.tasks).max().unwrap_or(0);
+    let tasks: std::collections::BTreeSet<_> = r.arms.iter().map(|a| a.tasks).collect();
+    let same = match (tasks.len(), tasks.first()) {
+        (1, Some(n)) => format!("{n} tasks each; "),
+        _ => String::new(),
+    };
     out.push(Tab {
-        title: format!("Arms ({tasks} tasks; pass@1 with 95% intervals; infrastructure failures excluded and counted)"),
-        header: ["arm", "pass@1", "interval", "infra", "unknown", "steps (median)", "wall clock", "per task", "tokens in/out", "cost"]
-            .map(String::from)
-            .to_vec(),
+        title: format!("Arms ({same}pass@1 with 95% intervals; infrastructure failures excluded and counted)"),
+        header: [
+            "arm",
+            "tasks / trials",
+            "pass@1",
+            "interval",
+            "infra",
+            "unknown",
+            "steps (median)",
+            "wall clock",
+            "per task",
+            "tokens in/out",
+            "cost",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: r
             .arms
             .iter()
             .map(|a| {
                 vec![
                     a.arm.clone(),
+                    format!("{} / {}", a.tasks, a.trials),
                     format!("{}/{}  {}", a.passed, a.evaluated, pct(a.pass_at_1.estimate)),
                     interval_pct(a.pass_at_1.interval),
                     a.infrastructure.to_string(),
@@ -80,11 +97,11 @@ fn tabs(r: &Report) -> Vec<Tab> {
                 ]
             })
             .collect(),
-        right: vec![1, 3, 4, 5, 6, 7, 8, 9],
+        right: vec![1, 2, 4, 5, 6, 7, 8, 9, 10],
         untrusted: vec![0],
         arm_header: false,
     });
-    let mut header = vec!["failure mode (share of model failures)".to_string()];
+    let mut header = vec!["failure mode (share of model failures, 95% interval)".to_string()];
     header.extend(r.arms.iter().map(|a| a.arm.clone()));
     let mut rows = Vec::new();
     for c in &r.classes {
@@ -93,7 +110,7 @@ fn tabs(r: &Report) -> Vec<Tab> {
             row.push(match est {
                 None => format!("{n} (excluded)"),
                 Some(_) if *n == 0 => "0".into(),
-                Some(e) => format!("{n} ({:.0}%)", 100.0 * e.estimate),
+                Some(e) => format!("{n} ({:.0}%, {:.0}–{:.0})", 100.0 * e.estimate, 100.0 * e.interval.lo, 100.0 * e.interval.hi),
             });
         }
         rows.push(row);
