@@ -2,11 +2,18 @@
 //!
 //! Agents act through shells more than through any other tool, so "did it change a file" and
 //! "did it run the tests" must be answered from the command itself: redirections and here-docs
-//! into files, `sed -i`, `tee`, `patch`, `git apply`, `cp`/`mv` onto files and interpreter
-//! one-liners that open files for writing are mutations; test runners are verifications.
-//! `bash -c '...'` and friends are read recursively.
+//! into files, `sed -i`/`perl -i`, `tee`, `patch`, `git apply`, `cp`/`mv` onto files and Python
+//! (`-c`, here-docs, scripts saved by a here-doc in the same command, read with
+//! tree-sitter-python) that opens files for writing are mutations; test runners are
+//! verifications. `bash -c '...'` and shell here-docs are read recursively.
+//!
+//! The workspace is what is being judged, so writes outside it (`/tmp`, `/var/tmp`, `/dev`) are
+//! not changes, and neither is saving the output of `git diff`/`git show`/`git format-patch`/
+//! `git log` (or `diff`) to a patch file: that produces the submission, it does not change the
+//! source.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
@@ -31,6 +38,7 @@ impl ShellEffects {
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static PY_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
     /// Effects of recent short commands: agents repeat `ls`, `git diff` and the same test run
     /// many times per run and across runs, and parsing is most of the cost of an action.
     static MEMO: RefCell<std::collections::HashMap<String, ShellEffects>> = RefCell::new(std::collections::HashMap::new());
@@ -53,6 +61,7 @@ pub fn analyse(command: &str) -> ShellEffects {
     }
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);
+    fx.writes.retain(|w| !outside_workspace(w));
     fx.writes.dedup();
     if memo {
         MEMO.with(|m| {
@@ -88,11 +97,13 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
     if tree.root_node().has_error() {
         fx.partial = true;
     }
+    let mut walk = Walk::default();
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
         match node.kind() {
-            "command" => command_effects(node, src, fx, depth),
+            "command" => command_effects(node, src, fx, depth, &mut walk),
             "file_redirect" => redirect_effects(node, src, fx),
+            "heredoc_redirect" | "herestring_redirect" => heredoc_effects(node, src, fx, depth, &mut walk),
             _ => {}
         }
         let mut cursor = node.walk();
@@ -100,22 +111,173 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
             stack.push(child);
         }
     }
+    // `cat > fix.py <<EOF ... EOF; python3 fix.py`: the script's effects are the command's.
+    for (lang, script) in &walk.run {
+        let script = script.trim_start_matches("./");
+        let Some((_, body)) = walk.saved.iter().find(|(p, _)| p.trim_start_matches("./") == script) else { continue };
+        match lang {
+            Lang::Python => fx.writes.extend(python_writes(body)),
+            Lang::Shell => analyse_into(body, fx, depth + 1),
+        }
+    }
+}
+
+/// What a walk over one command line saw besides its effects: here-doc bodies saved to files
+/// and scripts run, to read a script written and run in the same command.
+#[derive(Default)]
+struct Walk {
+    /// (path, body) of each here-doc saved to a file.
+    saved: Vec<(String, String)>,
+    /// Scripts run by an interpreter.
+    run: Vec<(Lang, String)>,
+}
+
+#[derive(Clone, Copy)]
+enum Lang {
+    Python,
+    Shell,
+}
+
+/// Writes that leave the workspace alone: scratch and device files.
+fn outside_workspace(path: &str) -> bool {
+    ["/tmp", "/var/tmp", "/dev", "$TMPDIR", "${TMPDIR}"]
+        .iter()
+        .any(|dir| path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+}
+
+/// A file that holds a patch: `fix.patch`, `changes.diff`, `patch.txt`, `model_patch`.
+fn is_patch_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let (stem, ext) = file.rsplit_once('.').unwrap_or((&file, ""));
+    matches!(ext, "patch" | "diff") || (matches!(ext, "" | "txt") && (stem.contains("patch") || stem.contains("diff")))
+}
+
+/// The simple command a redirection or here-doc attached to `node` applies to: the last one of
+/// a list (tree-sitter-bash hangs `a && b > f` on the whole list; bash, on `b`).
+fn last_command(node: Node<'_>) -> Option<Node<'_>> {
+    match node.kind() {
+        "command" => Some(node),
+        "redirected_statement" => node.child_by_field_name("body").and_then(last_command),
+        "list" | "compound_statement" | "subshell" => {
+            let mut cursor = node.walk();
+            let last = node.named_children(&mut cursor).filter(|c| c.kind() != "comment").last();
+            last.and_then(last_command)
+        }
+        _ => None,
+    }
+}
+
+/// The statement a redirection belongs to (directly, or through the here-doc it follows).
+fn redirected_statement(redirect: Node<'_>) -> Option<Node<'_>> {
+    let mut n = redirect.parent()?;
+    if n.kind() == "heredoc_redirect" {
+        n = n.parent()?;
+    }
+    (n.kind() == "redirected_statement").then_some(n)
+}
+
+/// A command's name (without its directory), its name as written and its arguments, unquoted.
+fn command_words(node: Node<'_>, src: &str) -> Option<(String, String, Vec<String>)> {
+    let name_node = node.child_by_field_name("name")?;
+    let raw_name = unquote(text(name_node, src));
+    let name = raw_name.rsplit('/').next().unwrap_or(&raw_name).to_string();
+    let mut cursor = node.walk();
+    let args: Vec<String> = node.children_by_field_name("argument", &mut cursor).map(|a| unquote(text(a, src))).collect();
+    Some((name, raw_name, args))
+}
+
+fn is_python(name: &str) -> bool {
+    matches!(name, "python" | "python3" | "python2" | "pypy" | "pypy3") || name.starts_with("python3.")
+}
+
+fn is_shell(name: &str) -> bool {
+    matches!(name, "bash" | "sh" | "zsh" | "dash")
+}
+
+/// Whether an interpreter reads its program from standard input: no script, `-c` or `-m`.
+fn reads_program_from_stdin(args: &[String]) -> bool {
+    !args.iter().any(|a| a == "-m" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('c')))
+        && args.iter().find(|a| !a.starts_with('-') || *a == "-").is_none_or(|a| a == "-")
+}
+
+/// The index of git's subcommand, past global options (`git -C repo --no-pager diff`).
+fn git_subcommand(args: &[String]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if matches!(a.as_str(), "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Commands that only read the repository and print a patch or history.
+fn prints_patch(node: Node<'_>, src: &str) -> bool {
+    let Some((name, _, args)) = command_words(node, src) else { return false };
+    match name.as_str() {
+        "git" => git_subcommand(&args).is_some_and(|i| match args[i].as_str() {
+            "diff" | "show" | "format-patch" | "log" => true,
+            "stash" => args.get(i + 1).is_some_and(|s| s == "show"),
+            _ => false,
+        }),
+        "diff" => true,
+        _ => false,
+    }
 }
 
 fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
-/// A word as the shell would see it: quotes removed.
+/// A word as the shell would see it: quotes removed, and the escapes double quotes and `$'...'`
+/// allow read.
 fn unquote(s: &str) -> String {
     let t = s.trim();
-    if t.len() >= 2 && ((t.starts_with('"') && t.ends_with('"')) || (t.starts_with('\'') && t.ends_with('\''))) {
+    if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
         return t[1..t.len() - 1].to_string();
     }
+    if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+        return unescape(&t[1..t.len() - 1], |c| matches!(c, '"' | '\\' | '$' | '`' | '\n'), |_| None);
+    }
     if let Some(inner) = t.strip_prefix("$'").and_then(|x| x.strip_suffix('\'')) {
-        return inner.to_string();
+        let named = |c| match c {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            _ => None,
+        };
+        return unescape(inner, |c| matches!(c, '\'' | '"' | '\\' | '?'), named);
     }
     t.to_string()
+}
+
+/// Reads backslash escapes: `\c` is `c` when `literal(c)`, `named(c)` when that is some, and
+/// stays as written otherwise.
+fn unescape(s: &str, literal: impl Fn(char) -> bool, named: impl Fn(char) -> Option<char>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+        {
+            if literal(next) {
+                out.push(next);
+                chars.next();
+                continue;
+            }
+            if let Some(r) = named(next) {
+                out.push(r);
+                chars.next();
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
@@ -133,30 +295,77 @@ fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
     if !writes {
         return;
     }
+    // `git diff > patch.txt` produces the submission; it does not change the source.
+    let producer = redirected_statement(node).and_then(|s| s.child_by_field_name("body")).and_then(last_command);
+    let prints_patch = producer.is_some_and(|c| prints_patch(c, src));
     let mut cursor = node.walk();
     for dest in node.children_by_field_name("destination", &mut cursor) {
         let d = unquote(text(dest, src));
-        if d.is_empty() || d.starts_with("/dev/") || d.chars().all(|c| c.is_ascii_digit()) {
+        if d.is_empty() || d.chars().all(|c| c.is_ascii_digit()) || (prints_patch && is_patch_file(&d)) {
             continue;
         }
         fx.writes.push(d);
     }
 }
 
+/// A here-doc or here-string: a program for the interpreter that reads it, or content saved to
+/// the files its `cat`/`tee` writes.
+fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
+    let (body, owner) = if node.kind() == "herestring_redirect" {
+        let mut cursor = node.walk();
+        let Some(word) = node.named_children(&mut cursor).next() else { return };
+        (unquote(text(word, src)), node.parent().filter(|p| p.kind() == "command"))
+    } else {
+        let mut cursor = node.walk();
+        let Some(b) = node.named_children(&mut cursor).find(|c| c.kind() == "heredoc_body") else { return };
+        let owner =
+            node.parent().filter(|p| p.kind() == "redirected_statement").and_then(|s| s.child_by_field_name("body")).and_then(last_command);
+        (text(b, src).to_string(), owner)
+    };
+    let Some((name, _, args)) = owner.and_then(|o| command_words(o, src)) else { return };
+    // `cat <<EOF | python3`: the program goes down the pipe.
+    let (reader, reader_args) = if name == "cat" && args.is_empty() {
+        let mut cursor = node.walk();
+        let piped = node.named_children(&mut cursor).find(|c| c.kind() == "pipeline").and_then(|p| {
+            let mut c = p.walk();
+            p.named_children(&mut c).find(|n| n.kind() == "command")
+        });
+        match piped.and_then(|c| command_words(c, src)) {
+            Some((n, _, a)) => (n, a),
+            None => (name, args),
+        }
+    } else {
+        (name, args)
+    };
+    if is_python(&reader) && reads_program_from_stdin(&reader_args) {
+        fx.writes.extend(python_writes(&body));
+    } else if is_shell(&reader) && reads_program_from_stdin(&reader_args) {
+        analyse_into(&body, fx, depth + 1);
+    } else if reader == "cat" || reader == "tee" {
+        // The files it is saved to, for a later `python3 file` in the same command.
+        let mut targets: Vec<String> = reader_args.iter().filter(|a| reader == "tee" && !a.starts_with('-')).cloned().collect();
+        if let Some(stmt) = node.parent() {
+            let mut cursor = stmt.walk();
+            let mut cursor2 = node.walk();
+            for r in stmt.named_children(&mut cursor).chain(node.named_children(&mut cursor2)).filter(|r| r.kind() == "file_redirect") {
+                let mut c = r.walk();
+                targets.extend(r.children_by_field_name("destination", &mut c).map(|d| unquote(text(d, src))));
+            }
+        }
+        walk.saved.extend(targets.into_iter().map(|t| (t, body.clone())));
+    }
+}
+
 const TEST_RUNNERS: &[&str] =
     &["pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "nosetests", "ava", "karma", "trial"];
 
-fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) {
-    let Some(name_node) = node.child_by_field_name("name") else { return };
-    let raw_name = unquote(text(name_node, src));
-    let name = raw_name.rsplit('/').next().unwrap_or(&raw_name).to_string();
-    let mut cursor = node.walk();
-    let args: Vec<String> = node.children_by_field_name("argument", &mut cursor).map(|a| unquote(text(a, src))).collect();
+fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
+    let Some((name, raw_name, args)) = command_words(node, src) else { return };
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
 
     // Shells and wrappers: read the script they run.
-    if matches!(name.as_str(), "bash" | "sh" | "zsh" | "dash") {
+    if is_shell(&name) {
         if let Some(i) = args
             .iter()
             .position(|a| a == "-c" || a == "-lc" || a == "-ic" || (a.starts_with('-') && a.ends_with('c') && !a.starts_with("--")))
@@ -166,10 +375,11 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
             }
             return;
         }
-        if let Some(script) = positional.first()
-            && is_test_script(script)
-        {
-            fx.verification = Some(format!("{name} {script}"));
+        if let Some(script) = positional.first() {
+            walk.run.push((Lang::Shell, (*script).clone()));
+            if is_test_script(script) {
+                fx.verification = Some(format!("{name} {script}"));
+            }
         }
         return;
     }
@@ -196,33 +406,23 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
     }
 
     match name.as_str() {
-        "sed" | "perl"
-            if args.iter().any(|a| {
-                a == "-i"
-                    || a.starts_with("-i") && !a.starts_with("-in")
-                    || a == "--in-place"
-                    || a.starts_with("--in-place=")
-                    || (name == "perl" && a.starts_with("-p") && a.contains('i'))
-            }) =>
-        {
-            let script_given = has("-e") || has("-f") || args.iter().any(|a| a.starts_with("--expression"));
-            // Positionals that are not the value of -e/-f.
-            let operands: Vec<&String> = args
-                .iter()
-                .enumerate()
-                .filter(|(i, a)| !a.starts_with('-') && (*i == 0 || !matches!(args[i - 1].as_str(), "-e" | "-f")))
-                .map(|(_, a)| a)
-                .collect();
-            let files: Vec<&String> = operands.into_iter().skip(usize::from(!script_given)).collect();
-            if files.is_empty() {
-                fx.writes.push(format!("({name} -i)"));
+        "sed" | "perl" => {
+            let edit = if name == "sed" { sed_in_place(&args) } else { perl_in_place(&args) };
+            if let Some(files) = edit {
+                if files.is_empty() {
+                    fx.writes.push(format!("({name} -i)"));
+                }
+                fx.writes.extend(files);
             }
-            fx.writes.extend(files.into_iter().cloned());
         }
         "tee" => fx.writes.extend(positional.iter().map(|s| (*s).clone())),
         "cp" | "mv" | "install" | "rsync" | "ln" => {
             if let Some(dst) = positional.last().filter(|_| positional.len() >= 2) {
                 fx.writes.push((*dst).clone());
+                // Moving a file out of the workspace changes it too.
+                if name == "mv" && outside_workspace(dst) {
+                    fx.writes.extend(positional[..positional.len() - 1].iter().map(|s| (*s).clone()));
+                }
             }
         }
         "rm" | "touch" | "truncate" | "unlink" | "mkdir" | "rmdir" | "chmod" | "chown" => {
@@ -253,16 +453,20 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
                 .and_then(|i| args.get(i + 1))
                 .map_or_else(|| "(patch)".to_string(), |p| format!("(patch {p})")),
         ),
-        "git" => match positional.first().map(|s| s.as_str()) {
-            Some("apply" | "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "init" | "clone" | "commit" | "mv" | "rm") => {
-                fx.writes.push(format!("(git {})", positional[0]))
+        "git" => {
+            let sub = git_subcommand(&args).map_or(&[][..], |i| &args[i..]);
+            let positional: Vec<&str> = sub.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
+            match positional.first() {
+                Some(&("apply" | "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "init" | "clone" | "commit" | "mv" | "rm")) => {
+                    fx.writes.push(format!("(git {})", positional[0]))
+                }
+                Some(&("checkout" | "restore")) if has("--") || positional.len() >= 2 => fx.writes.push(format!("(git {})", positional[0])),
+                Some(&"stash") if positional.get(1).is_some_and(|s| *s == "pop" || *s == "apply") => fx.writes.push("(git stash)".into()),
+                Some(&"reset") if has("--hard") => fx.writes.push("(git reset --hard)".into()),
+                _ => {}
             }
-            Some("checkout" | "restore") if has("--") || positional.len() >= 2 => fx.writes.push(format!("(git {})", positional[0])),
-            Some("stash") if positional.get(1).is_some_and(|s| *s == "pop" || *s == "apply") => fx.writes.push("(git stash)".into()),
-            Some("reset") if has("--hard") => fx.writes.push("(git reset --hard)".into()),
-            _ => {}
-        },
-        "python" | "python3" | "python2" | "pypy" | "pypy3" => python_effects(&args, fx),
+        }
+        n if is_python(n) => python_effects(&args, fx, walk),
         "node" | "ruby" => {
             if let Some(code) = args.iter().position(|a| a == "-e").and_then(|i| args.get(i + 1))
                 && (code.contains("writeFile") || code.contains("File.write"))
@@ -311,7 +515,7 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8) 
     }
 }
 
-fn python_effects(args: &[String], fx: &mut ShellEffects) {
+fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk) {
     if let Some(i) = args.iter().position(|a| a == "-m") {
         if let Some(m) = args.get(i + 1)
             && matches!(m.as_str(), "pytest" | "unittest" | "nose" | "nose2" | "tox" | "doctest")
@@ -321,20 +525,280 @@ fn python_effects(args: &[String], fx: &mut ShellEffects) {
         return;
     }
     if let Some(code) = args.iter().position(|a| a == "-c").and_then(|i| args.get(i + 1)) {
-        static WRITE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let re = WRITE.get_or_init(|| {
-            regex::Regex::new(r#"open\(\s*(?:r|f)?['"]([^'"]+)['"]\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+][^'"]*['"]|\.write_(?:text|bytes)\(|shutil\.(?:copy|move)|os\.(?:rename|replace|remove)"#).expect("static regex")
-        });
-        if let Some(c) = re.captures(code) {
-            fx.writes.push(c.get(1).map_or_else(|| "(python -c)".to_string(), |m| m.as_str().to_string()));
-        }
+        fx.writes.extend(python_writes(code));
         return;
     }
-    if let Some(script) = args.iter().find(|a| !a.starts_with('-'))
-        && is_test_script(script)
-    {
-        fx.verification = Some(format!("python {script}"));
+    if let Some(script) = args.iter().find(|a| !a.starts_with('-')) {
+        walk.run.push((Lang::Python, script.clone()));
+        if is_test_script(script) {
+            fx.verification = Some(format!("python {script}"));
+        }
     }
+}
+
+/// Files a Python program writes: `open(path, 'w'|'a'|'x'|'+')` (also `io.open`,
+/// `Path(path).open('w')`), `Path(path).write_text(...)`/`write_bytes`/`touch`/`unlink`,
+/// `os.remove`/`rename`/..., `shutil.copy`/`move`/`rmtree` and `fileinput` in place. A path is
+/// recorded when it is a string literal, or a name bound to one (or to `Path(literal)`) and to
+/// nothing else; `(python)` otherwise.
+fn python_writes(code: &str) -> Vec<String> {
+    let mut end = code.len().min(MAX_COMMAND_BYTES);
+    while !code.is_char_boundary(end) {
+        end -= 1;
+    }
+    let src = &code[..end];
+    let tree = PY_PARSER.with(|p| {
+        let mut p = p.borrow_mut();
+        let parser = p.get_or_insert_with(|| {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_python::LANGUAGE.into()).expect("tree-sitter-python loads");
+            parser
+        });
+        parser.parse(src, None)
+    });
+    let Some(tree) = tree else { return Vec::new() };
+    let mut nodes = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        nodes.push(node);
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    nodes.sort_by_key(Node::start_byte);
+    // Names bound to a path: `p = 'src/a.py'`, `p = Path('src/a.py')`; None when bound to
+    // anything else or to two different things.
+    let mut names: PyNames<'_> = HashMap::new();
+    for n in nodes.iter().filter(|n| n.kind() == "assignment") {
+        let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { continue };
+        if left.kind() != "identifier" {
+            continue;
+        }
+        let value = py_path(right, src, &HashMap::new());
+        let bound = names.entry(text(left, src)).or_insert_with(|| value.clone());
+        if *bound != value {
+            *bound = None;
+        }
+    }
+    let mut writes = Vec::new();
+    let mut push = |path: Option<String>| writes.push(path.unwrap_or_else(|| "(python)".into()));
+    for call in nodes.iter().filter(|n| n.kind() == "call") {
+        let Some(func) = call.child_by_field_name("function") else { continue };
+        let Some(arg_list) = call.child_by_field_name("arguments") else { continue };
+        let mut cursor = arg_list.walk();
+        let all: Vec<Node<'_>> = arg_list.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
+        let positional: Vec<Node<'_>> =
+            all.iter().copied().filter(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat")).collect();
+        let keyword = |k: &str| {
+            all.iter()
+                .filter(|a| a.kind() == "keyword_argument")
+                .find(|a| a.child_by_field_name("name").is_some_and(|n| text(n, src) == k))
+                .and_then(|a| a.child_by_field_name("value"))
+        };
+        let arg = |i: usize, k: &str| positional.get(i).copied().or_else(|| keyword(k));
+        let path = |n: Option<Node<'_>>| n.and_then(|n| py_path(n, src, &names));
+        let writes_mode = |n: Option<Node<'_>>| n.and_then(|n| py_string(n, src)).is_some_and(|m| is_write_mode(&m));
+        let (object, method) = match func.kind() {
+            "identifier" => (None, text(func, src)),
+            "attribute" => (func.child_by_field_name("object"), func.child_by_field_name("attribute").map_or("", |a| text(a, src))),
+            _ => continue,
+        };
+        let module = object.filter(|o| o.kind() == "identifier").map(|o| text(o, src));
+        let is_path = object.is_some_and(|o| is_path_object(o, src, &names));
+        match (module, method) {
+            // `open(file, mode)`, and the modules whose `open` reads its arguments so.
+            (None, "open") if object.is_none() && writes_mode(arg(1, "mode")) => push(path(arg(0, "file"))),
+            (Some("io" | "codecs" | "builtins" | "gzip" | "bz2" | "lzma" | "tarfile"), "open") if writes_mode(arg(1, "mode")) => {
+                push(path(arg(0, "file").or_else(|| keyword("name"))));
+            }
+            (Some("os"), "open") => {
+                let flags = arg(1, "flags").map_or("", |f| text(f, src));
+                if ["O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"].iter().any(|f| flags.contains(f)) {
+                    push(path(arg(0, "path")));
+                }
+            }
+            (Some("os"), "remove" | "unlink" | "rmdir" | "removedirs" | "mkdir" | "makedirs" | "truncate") => push(path(arg(0, "path"))),
+            (Some("os"), "rename" | "replace" | "renames" | "symlink" | "link") => push(path(arg(1, "dst"))),
+            (Some("shutil"), "copy" | "copy2" | "copyfile" | "copytree" | "move" | "copymode" | "copystat") => push(path(arg(1, "dst"))),
+            (Some("shutil"), "rmtree") => push(path(arg(0, "path"))),
+            (Some("fileinput"), "input" | "FileInput") if keyword("inplace").is_some_and(|v| !matches!(text(v, src), "False" | "0")) => {
+                push(path(arg(0, "files")));
+            }
+            // Methods only pathlib has.
+            (_, "write_text" | "write_bytes" | "touch" | "symlink_to" | "hardlink_to") => {
+                push(object.and_then(|o| py_path(o, src, &names)))
+            }
+            // Method names other types share: on something known to be a path.
+            (_, "open") if is_path && writes_mode(arg(0, "mode")) => push(object.and_then(|o| py_path(o, src, &names))),
+            (_, "unlink" | "mkdir" | "rmdir") if is_path => push(object.and_then(|o| py_path(o, src, &names))),
+            (_, "rename" | "replace") if is_path => push(path(arg(0, "target"))),
+            _ => {}
+        }
+    }
+    writes
+}
+
+/// Names a Python program binds to a path literal (None: bound to something else too).
+type PyNames<'a> = HashMap<&'a str, Option<String>>;
+
+/// A mode string that writes: `w`, `a`, `x` or `+` among the mode letters.
+fn is_write_mode(mode: &str) -> bool {
+    !mode.is_empty() && mode.len() <= 4 && mode.chars().all(|c| "rwaxbtU+".contains(c)) && mode.chars().any(|c| "wax+".contains(c))
+}
+
+/// The value of a Python string literal without interpolation.
+fn py_string(node: Node<'_>, src: &str) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut cursor = node.walk();
+    if node.children(&mut cursor).any(|c| c.kind() == "interpolation") {
+        return None;
+    }
+    let t = text(node, src);
+    let body = &t[t.find(['\'', '"'])?..];
+    let q = if body.starts_with("'''") || body.starts_with(r#"""""#) { 3 } else { 1 };
+    body.get(q..body.len().checked_sub(q)?).map(ToString::to_string)
+}
+
+/// `Path(...)`, `pathlib.Path(...)` and the like.
+fn is_path_call(node: Node<'_>, src: &str) -> bool {
+    node.kind() == "call"
+        && node.child_by_field_name("function").is_some_and(|f| {
+            let name = text(f, src);
+            matches!(name.rsplit('.').next().unwrap_or(name), "Path" | "PosixPath" | "PurePath" | "PurePosixPath")
+        })
+}
+
+/// `Path(...)`, or a name bound to a path.
+fn is_path_object(node: Node<'_>, src: &str, names: &PyNames<'_>) -> bool {
+    is_path_call(node, src) || (node.kind() == "identifier" && names.get(text(node, src)).is_some_and(Option::is_some))
+}
+
+/// The path an expression names, when it is a literal: `'a.py'`, `Path('a.py')`, or a name
+/// bound to one of these.
+fn py_path(node: Node<'_>, src: &str, names: &PyNames<'_>) -> Option<String> {
+    match node.kind() {
+        "string" => py_string(node, src),
+        "identifier" => names.get(text(node, src)).cloned().flatten(),
+        "call" if is_path_call(node, src) => {
+            let args = node.child_by_field_name("arguments")?;
+            let mut cursor = args.walk();
+            let parts: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
+            match parts.as_slice() {
+                [one] => py_path(*one, src, names),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `sed`'s files when it edits in place (GNU `-i[SUFFIX]`, `--in-place[=SUFFIX]`, BSD
+/// `-i SUFFIX` with the suffix its own word, `''` included); None when it does not.
+fn sed_in_place(args: &[String]) -> Option<Vec<String>> {
+    let (mut in_place, mut script_given, mut options) = (false, false, true);
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if !options || a == "-" || !a.starts_with('-') {
+            operands.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            options = false;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            match name {
+                "in-place" => in_place = true,
+                "expression" | "file" => {
+                    script_given = true;
+                    i += usize::from(value.is_none());
+                }
+                "line-length" => i += usize::from(value.is_none()),
+                _ => {}
+            }
+            continue;
+        }
+        let flags = &a[1..];
+        for (k, c) in flags.char_indices() {
+            let last = k + c.len_utf8() == flags.len();
+            match c {
+                // GNU takes the rest of the word as the backup suffix; BSD the next word, which
+                // a script never is: empty or like `.bak`.
+                'i' | 'I' => {
+                    in_place = true;
+                    if last && args.get(i).is_some_and(|n| is_backup_suffix(n)) {
+                        i += 1;
+                    }
+                    break;
+                }
+                'e' | 'f' => {
+                    script_given = true;
+                    i += usize::from(last);
+                    break;
+                }
+                'l' => {
+                    i += usize::from(last);
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    in_place.then(|| operands.into_iter().skip(usize::from(!script_given)).collect())
+}
+
+fn is_backup_suffix(word: &str) -> bool {
+    word.is_empty()
+        || (word.len() <= 12 && word.starts_with('.') && word[1..].chars().all(|c| c.is_ascii_alphanumeric() || "_~.-".contains(c)))
+}
+
+/// `perl`'s files when it edits in place (`-i[SUFFIX]`, bundled as in `-pi`, `-0pi`, `-i.bak`);
+/// None when it does not. Switches end at the first word that is not one; without `-e` that
+/// word is the program file.
+fn perl_in_place(args: &[String]) -> Option<Vec<String>> {
+    let (mut in_place, mut code_given) = (false, false);
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        i += 1;
+        let flags: Vec<char> = a[1..].chars().collect();
+        let mut k = 0;
+        while let Some(&c) = flags.get(k) {
+            k += 1;
+            match c {
+                'i' => {
+                    in_place = true;
+                    break;
+                }
+                'e' | 'E' => {
+                    code_given = true;
+                    i += usize::from(k == flags.len());
+                    break;
+                }
+                // Switches with a number: -0777, -0x1ff, -l0, -C7.
+                '0' | 'l' | 'C' => {
+                    while flags.get(k).is_some_and(|d| d.is_ascii_hexdigit() || *d == 'x') {
+                        k += 1;
+                    }
+                }
+                // Switches whose value is the rest of the word.
+                'I' | 'M' | 'm' | 'F' | 'x' | 'd' | 'D' | 'V' => break,
+                _ => {}
+            }
+        }
+    }
+    let operands = args.get(i..).unwrap_or_default();
+    in_place.then(|| operands.iter().skip(usize::from(!code_given)).cloned().collect())
 }
 
 /// Scripts named like tests or checks (`run_tests.sh`, `tests/runtests.py`, `reproduce.py`).
@@ -382,6 +846,77 @@ mod tests {
         assert_eq!(writes("python3 -c \"open('a.txt', 'w').write('x')\""), ["a.txt"]);
         assert_eq!(writes("bash -lc \"sed -i 's/1/2/' m.py\""), ["m.py"]);
         assert!(writes("git diff && git status").is_empty());
+    }
+
+    #[test]
+    fn writes_outside_the_workspace_are_not_changes() {
+        assert!(writes("cat src/x.py > /tmp/backup.py").is_empty());
+        assert!(writes("echo x >> /var/tmp/run.log 2>&1").is_empty());
+        assert!(writes("cp src/x.py /tmp/x.py.orig").is_empty());
+        assert!(writes("echo x | tee /tmp/notes.md").is_empty());
+        assert!(writes("sed -i 's/a/b/' /tmp/scratch.py").is_empty());
+        // Into the workspace from outside is a change; so is moving a file out of it.
+        assert_eq!(writes("cp /tmp/x.py.orig src/x.py"), ["src/x.py"]);
+        assert_eq!(writes("mv src/old.py /tmp/"), ["src/old.py"]);
+        assert_eq!(writes("echo x > tmp/out.txt"), ["tmp/out.txt"]);
+    }
+
+    #[test]
+    fn git_output_saved_as_a_patch_is_not_a_change() {
+        assert!(writes("git diff > patch.txt && cat patch.txt").is_empty());
+        assert!(writes("cd /repo && git --no-pager diff HEAD > model.patch").is_empty());
+        assert!(writes("git -C repo diff --cached >> changes.diff").is_empty());
+        assert!(writes("git format-patch -1 --stdout > fix.patch").is_empty());
+        assert!(writes("git show HEAD > last.diff; git log -p -1 > log.patch").is_empty());
+        // A source file written from git, other producers and other targets still count.
+        assert_eq!(writes("git show HEAD:src/x.py > src/x.py"), ["src/x.py"]);
+        assert_eq!(writes("git diff > src/x.py"), ["src/x.py"]);
+        assert_eq!(writes("git log > history.txt"), ["history.txt"]);
+        assert_eq!(writes("echo x > patch.txt"), ["patch.txt"]);
+    }
+
+    #[test]
+    fn inline_python_that_opens_files_for_writing_changes_them() {
+        let heredoc =
+            "python3 - <<'EOF'\nimport re\ns = open('src/calc.py').read()\nopen('src/calc.py', 'w').write(s.replace('+', '-'))\nEOF";
+        assert_eq!(writes(heredoc), ["src/calc.py"]);
+        assert_eq!(writes("python - <<EOF\nfrom pathlib import Path\nPath(\"src/calc.py\").write_text('x')\nEOF"), ["src/calc.py"]);
+        assert_eq!(writes("python3 <<'PY'\np = 'src/a.py'\nwith open(p, mode='a') as f:\n    f.write('x')\nPY"), ["src/a.py"]);
+        assert_eq!(writes("cat <<'EOF' | python3\nimport json\nwith open(cfg_path(), 'w') as f:\n    json.dump({}, f)\nEOF"), ["(python)"]);
+        assert_eq!(writes(r#"python -c "open(\"a.txt\", \"x\").write('1')""#), ["a.txt"]);
+        assert_eq!(writes("python3 -c \"from pathlib import Path; Path('b.py').write_bytes(b'')\""), ["b.py"]);
+        // A script written by a here-doc and run in the same command.
+        assert_eq!(writes("cat > /tmp/fix.py <<'EOF'\nopen('src/m.py', 'w').write('')\nEOF\npython3 /tmp/fix.py"), ["src/m.py"]);
+        assert_eq!(writes("python3 -c \"import shutil; shutil.copy('a.py', 'b.py')\""), ["b.py"]);
+        assert_eq!(writes("python3 -c \"import os; os.remove('old.py')\""), ["old.py"]);
+        assert_eq!(writes("python3 -c \"from pathlib import Path; f = Path('p.txt').open('a')\""), ["p.txt"]);
+        assert_eq!(writes("python3 <<< \"open('h.py', 'w')\""), ["h.py"]);
+        assert_eq!(writes("bash <<'EOF'\nsed -i 's/a/b/' m.py\nEOF"), ["m.py"]);
+        assert!(writes("python3 -c \"import gzip; gzip.open('a.gz').read(); 'ab'.replace('a', 'b')\"").is_empty());
+        // Reading is not writing, nor is a string that mentions open; a here-doc saved to a
+        // file is content, not code that runs.
+        assert!(writes("python3 - <<'EOF'\nprint(open('src/calc.py').read())\nEOF").is_empty());
+        assert!(writes("python3 -c \"print('open(x, w)')\"").is_empty());
+        assert_eq!(writes("cat <<'EOF' > gen.py\nopen('src/m.py', 'w')\nEOF"), ["gen.py"]);
+    }
+
+    #[test]
+    fn perl_and_sed_in_place_edit_their_file_operands() {
+        assert_eq!(writes("perl -0pi -e 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("perl -i -pe 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("perl -pi.bak -e 's/a/b/g' a.py b.py"), ["a.py", "b.py"]);
+        assert_eq!(writes("perl -i -0777 -pe 's/a/b/' -- x.py"), ["x.py"]);
+        assert_eq!(writes("perl -i fix.pl src/a.py"), ["src/a.py"]);
+        assert!(writes("perl -ne 'print if /x/' src/calc.py").is_empty());
+        assert!(writes("perl -pe 's/a/b/' src/calc.py").is_empty());
+        assert_eq!(writes("sed -i '' 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -i '' -e 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -i .orig 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -E -i 's/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -ni 's/a/b/p' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed --in-place=.bak --expression='s/a/b/' src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -i -f fix.sed src/calc.py"), ["src/calc.py"]);
+        assert_eq!(writes("sed -i"), ["(sed -i)"]);
     }
 
     #[test]
