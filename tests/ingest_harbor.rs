@@ -3,7 +3,7 @@
 use coroner::ingest::FileStatus;
 use coroner::model::{OutcomeStatus, Role, TerminationKind};
 
-use crate::common::{by_task, corpus, ingest};
+use crate::common::{by_task, corpus, ingest, samples};
 
 #[test]
 fn atif_invalid_json_marks_the_unusable_reply_and_pairs_the_rest() {
@@ -145,4 +145,17 @@ fn a_trial_result_given_alone_still_reads_its_trajectory() {
     assert!(alone[0].steps.len() >= 6);
     assert!(alone[0].provenance.files.iter().any(|f| f.path.ends_with("regressed__d0uble0/agent/trajectory.json")));
     assert!(!alone[0].notes.iter().any(|n| n.contains("no agent/trajectory.json")));
+}
+
+#[test]
+fn linked_atif_files_make_one_record_and_are_not_counted_again() {
+    let (ts, summary) = ingest(&[&samples("atif/linked")]);
+    assert_eq!(ts.len(), 1, "the continuation and the subagent file are part of main's record");
+    assert_eq!(summary.trajectories, 1);
+    let t = &ts[0];
+    let roles: Vec<&str> = t.provenance.files.iter().map(|f| f.role.as_str()).collect();
+    assert_eq!(roles, ["transcript", "subagent_transcript", "transcript_continuation"]);
+    let texts: Vec<&str> = t.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(texts, ["fix it", "delegating", "subagent looking", "continuing"]);
+    assert_eq!(t.steps[2].agent.as_deref(), Some("subagent:sub-1"), "the subagent's steps say whose they are");
 }

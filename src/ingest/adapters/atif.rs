@@ -187,6 +187,36 @@ fn read_linked(p: &Path) -> Result<(Source, ()), String> {
     Source::read(p, &shown).map(|s| (s, ())).map_err(|e| e.to_string())
 }
 
+/// The files `path` links with `continued_trajectory_ref` and `subagent_trajectory_ref`, as the
+/// walk names them. A file that cannot be read or parsed links nothing here; parsing reports it.
+fn linked_files(path: &Path) -> Vec<PathBuf> {
+    fn walk(v: &Value, base: &Path, out: &mut Vec<PathBuf>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("continued_trajectory_ref", Value::String(r)) => out.push(resolve(base, r)),
+                        ("subagent_trajectory_ref", Value::Array(refs)) => {
+                            out.extend(refs.iter().filter_map(|r| r.get("trajectory_path")?.as_str()).map(|r| resolve(base, r)));
+                        }
+                        _ => walk(x, base, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, base, out)),
+            _ => {}
+        }
+    }
+    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    if memchr::memmem::find(&bytes, b"_trajectory_ref").is_none() {
+        return Vec::new();
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else { return Vec::new() };
+    let mut out = Vec::new();
+    walk(&v, path, &mut out);
+    out
+}
+
 fn resolve(base: &Path, rel: &str) -> PathBuf {
     let r = Path::new(rel);
     if r.is_absolute() {
@@ -343,6 +373,12 @@ impl Adapter for Atif {
             Some(v) => Err(format!("schema_version {v} is not ATIF")),
             None => Err("no schema_version".into()),
         }
+    }
+
+    /// The continuation and subagent files this one links: they are read into its record, so a
+    /// walk that also finds them must not count them as trajectories of their own.
+    fn companions(&self, primary: &Path, _files: &crate::ingest::format::FileSet) -> Vec<PathBuf> {
+        linked_files(primary)
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
