@@ -211,3 +211,22 @@ fn broken_exec_streams_are_reported_with_their_line() {
     let all = s.files.iter().find(|f| f.display.ends_with("all-bad.jsonl")).unwrap();
     assert!(matches!(all.status, FileStatus::Quarantined { .. }), "{:?}", all.status);
 }
+
+#[test]
+fn a_verdict_file_joins_a_rollout_by_its_file_name() {
+    let tmp = tempdir();
+    let dir = samples("codex/sessions");
+    let name = "rollout-2025-10-21T09-14-03-019a0b1c-2d3e-7f40-8a5b-6c7d8e9f0a1b";
+    for (key, want) in [(name.to_string(), "passed"), (format!("{name}.jsonl"), "failed")] {
+        let v = tmp.path().join("verdicts.csv");
+        std::fs::write(&v, format!("task_id,outcome\n{key},{want}\n")).unwrap();
+        let (ts, _) = crate::common::ingest_with(coroner::ingest::IngestOptions {
+            inputs: vec![dir.clone()],
+            verdicts: vec![v],
+            ..Default::default()
+        });
+        assert_eq!(ts.len(), 1);
+        assert_eq!(ts[0].outcome.status.as_str(), want, "keyed by {key}");
+        assert_ne!(ts[0].task_id, key, "the join is by file name, not by the task id");
+    }
+}

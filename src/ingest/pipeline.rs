@@ -419,6 +419,21 @@ fn stream_unit<T: Send>(
 }
 
 /// The generic part of every record: id, pairing, joined outcome, provenance.
+/// `rollout-….jsonl` and `rollout-…` for a file; nothing for the generic names many records
+/// share (`trajectory.json`, `result.json`, ...), which would join the wrong verdict.
+fn file_keys(path: &std::path::Path) -> Vec<String> {
+    const GENERIC: &[&str] = &["trajectory", "result", "results", "output", "session", "events", "log", "transcript", "run", "chat"];
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
+    let mut stem = name;
+    for ext in [".gz", ".json", ".jsonl", ".traj", ".eval", ".txt", ".log", ".yaml"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    if stem.is_empty() || GENERIC.contains(&stem.to_ascii_lowercase().as_str()) {
+        return Vec::new();
+    }
+    if stem == name { vec![name.to_string()] } else { vec![name.to_string(), stem.to_string()] }
+}
+
 fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, index: usize, ctx: &Ctx<'_>) {
     t.record_version = RECORD_VERSION;
     if t.id.is_empty() {
@@ -430,7 +445,9 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
         t.provenance.adapter_version = adapter.version();
     }
     let path = &unit.primary.path;
-    let owned: Vec<String> = [Some(t.task_id.clone()), t.session_id.clone()].into_iter().flatten().collect();
+    // Agent-CLI sessions carry no verdict and are often known by their file: the file's name
+    // (with and without its extensions) joins too, after the ids.
+    let owned: Vec<String> = [Some(t.task_id.clone()), t.session_id.clone()].into_iter().flatten().chain(file_keys(path)).collect();
     let keys: Vec<&str> = owned.iter().map(String::as_str).collect();
     // `--verdicts` files win over what the transcript or its run directory says; the replaced
     // verdict is noted, never silently dropped.
