@@ -82,20 +82,56 @@ fn columns_used(path: &Path) -> BTreeMap<String, Vec<String>> {
         .unwrap_or_else(|e| panic!("{}: COLUMNS_USED is not a JSON-compatible literal ({e}):\n{literal}", name(path)))
 }
 
-/// The columns of every table the report writes, built in-process from the sample study.
-fn report_columns() -> BTreeMap<String, Vec<String>> {
+/// The documented schema of the report's tables: `schemas/report-tables.json`.
+const REPORT_SCHEMA: &str = "schemas/report-tables.json";
+
+/// The columns (name, type) of every table the report writes, built in-process from the
+/// sample study, as `schemas/report-tables.json` documents them.
+fn report_tables_schema() -> String {
     let rules = Rules::load(None).expect("built-in rules");
     let (study, arms) = Study::load(&root().join("samples/study/study.toml")).expect("sample study");
     let mut diagnostics = Vec::new();
     let run = run_study(study.title, &arms, &rules, &[], &mut diagnostics).expect("sample study runs");
     let r = tables::build(&run, &rules);
-    let cols = |df: polars::prelude::DataFrame| df.get_column_names().iter().map(|c| c.to_string()).collect::<Vec<_>>();
-    BTreeMap::from([
-        ("arms".to_string(), cols(r.arms_frame().unwrap())),
-        ("failure_modes".to_string(), cols(r.failure_modes_frame().unwrap())),
-        ("mechanics".to_string(), cols(r.mechanics_frame().unwrap())),
-        ("per_task".to_string(), cols(r.tasks_frame().unwrap())),
-    ])
+    let cols = |df: polars::prelude::DataFrame| -> Value {
+        Value::Array(
+            df.columns().iter().map(|c| serde_json::json!({ "name": c.name().to_string(), "type": c.dtype().to_string() })).collect(),
+        )
+    };
+    let doc = serde_json::json!({
+        "$comment": "The columns of the tables `coroner report --out DIR` writes as CSV, Parquet and JSON (arms, failure_modes, mechanics, per_task), in order, with their polars types. Generated from the types by `COR_UPDATE_SCHEMAS=1 cargo test schema`; tests/notebooks.rs fails when it is stale or a notebook uses a column it lacks.",
+        "tables": {
+            "arms": cols(r.arms_frame().unwrap()),
+            "failure_modes": cols(r.failure_modes_frame().unwrap()),
+            "mechanics": cols(r.mechanics_frame().unwrap()),
+            "per_task": cols(r.tasks_frame().unwrap()),
+        }
+    });
+    serde_json::to_string_pretty(&doc).unwrap() + "\n"
+}
+
+/// The columns of every report table, from the documented schema.
+fn report_columns() -> BTreeMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(root().join(REPORT_SCHEMA)).expect("the report tables schema is committed");
+    let doc: Value = serde_json::from_str(&text).expect("the report tables schema is JSON");
+    doc["tables"]
+        .as_object()
+        .expect("tables")
+        .iter()
+        .map(|(t, cols)| (t.clone(), cols.as_array().into_iter().flatten().filter_map(|c| c["name"].as_str().map(String::from)).collect()))
+        .collect()
+}
+
+#[test]
+fn schema_of_the_report_tables_is_current() {
+    let fresh = report_tables_schema();
+    let path = root().join(REPORT_SCHEMA);
+    if std::env::var_os("COR_UPDATE_SCHEMAS").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(on_disk == fresh, "{REPORT_SCHEMA} is stale: run `COR_UPDATE_SCHEMAS=1 cargo test schema` and commit it");
 }
 
 /// Sheet columns, key item fields and key strata fields of a sheet and key.
@@ -191,7 +227,7 @@ impl Schemas {
             let sources: Vec<(String, Vec<String>)> = match output.as_str() {
                 "verdicts" => vec![("Verdict::COLUMNS".into(), Verdict::COLUMNS.iter().map(|s| (*s).to_string()).collect())],
                 "arms" | "failure_modes" | "mechanics" | "per_task" => {
-                    vec![(format!("the report's {output} frame"), self.report[output.as_str()].clone())]
+                    vec![(format!("{REPORT_SCHEMA} ({output})"), self.report[output.as_str()].clone())]
                 }
                 "sheet" | "key" | "key_strata" => self.spot.iter().map(|(from, m)| (from.clone(), m[output.as_str()].clone())).collect(),
                 other => {
