@@ -130,8 +130,11 @@ fn on_steps(t: &Trajectory, rule: &str, supports: &str, steps: Vec<u32>, excerpt
 }
 
 /// Evidence from the run's end status (no step).
-fn on_status(rule: &str, supports: &str, excerpt: &str, detail: Option<String>) -> Evidence {
-    Evidence { rule: rule.into(), supports: supports.into(), steps: Vec::new(), excerpt: excerpt.to_string(), detail, source_span: None }
+/// Evidence resting on the run's end status rather than on steps; it points at the status's
+/// bytes when the ingest found them.
+fn on_status(t: &Trajectory, rule: &str, supports: &str, excerpt: &str, detail: Option<String>) -> Evidence {
+    let source_span = t.termination.span;
+    Evidence { rule: rule.into(), supports: supports.into(), steps: Vec::new(), excerpt: excerpt.to_string(), detail, source_span }
 }
 
 /// A window of `text` around `range`, at most [`EXCERPT`] bytes, on character boundaries.
@@ -257,6 +260,7 @@ fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
         f.flag(
             "passed_after_timeout",
             on_status(
+                t,
                 "flag-passed-after-timeout",
                 "passed_after_timeout",
                 ex,
@@ -275,11 +279,16 @@ fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
 fn infrastructure(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) {
     if m.termination == TerminationKind::Infrastructure {
         let ex = status_excerpt(t).unwrap_or("");
-        f.class("infrastructure", on_status("infra-termination", "infrastructure", ex, t.termination.source.clone()));
+        f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, t.termination.source.clone()));
     }
     if t.outcome.status == OutcomeStatus::Errored {
         let ex = t.outcome.detail.as_deref().map(head).or(t.outcome.source.as_ref().map(|s| s.field.as_str())).unwrap_or("");
-        f.class("infrastructure", on_status("infra-verifier-errored", "infrastructure", ex, Some("the verifier gave no verdict".into())));
+        // The verdict, not the end status, is the evidence here.
+        let e = Evidence {
+            source_span: None,
+            ..on_status(t, "infra-verifier-errored", "infrastructure", ex, Some("the verifier gave no verdict".into()))
+        };
+        f.class("infrastructure", e);
     }
     if matches!(m.termination, TerminationKind::Unknown | TerminationKind::HarnessError) {
         // The last environment or tool output, if it is an API or container error.
@@ -307,7 +316,7 @@ fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, limit
         if let (Some(l), Some(c)) = (t.termination.limit, t.termination.consumed) {
             detail.push_str(&format!(", {c} of {l}"));
         }
-        f.class("budget_exhausted", on_status("budget-termination", "budget_exhausted", ex, Some(detail)));
+        f.class("budget_exhausted", on_status(t, "budget-termination", "budget_exhausted", ex, Some(detail)));
         return;
     }
     if m.termination != TerminationKind::Unknown {
@@ -410,7 +419,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
     if raw_l.contains("forfeit") || raw_l.contains("task_completed=false") || raw_l.contains("task_completed=partial") {
         f.class(
             "early_resignation",
-            on_status("resign-explicit", "early_resignation", raw, Some("the agent reported it did not complete the task".into())),
+            on_status(t, "resign-explicit", "early_resignation", raw, Some("the agent reported it did not complete the task".into())),
         );
         return;
     }
@@ -453,7 +462,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
             Some(a) => {
                 on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head))
             }
-            None => on_status("resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
+            None => on_status(t, "resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
         };
         let mut e = e;
         e.detail = Some("finished with an empty patch or answer".into());
@@ -487,12 +496,17 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &m
         }
         None if answered => match acts.iter().rev().find(|a| a.finish) {
             Some(a) => on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], a.name),
-            None => on_status(
-                "worked-progress-then-failed",
-                "worked_then_wrong",
-                t.submission.as_deref().map(head).unwrap_or(""),
-                Some("submitted an answer".into()),
-            ),
+            // The submission, not the end status, is the evidence here.
+            None => Evidence {
+                source_span: None,
+                ..on_status(
+                    t,
+                    "worked-progress-then-failed",
+                    "worked_then_wrong",
+                    t.submission.as_deref().map(head).unwrap_or(""),
+                    Some("submitted an answer".into()),
+                )
+            },
         },
         None => return,
     };

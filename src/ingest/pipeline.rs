@@ -419,6 +419,35 @@ fn stream_unit<T: Send>(
 }
 
 /// The generic part of every record: id, pairing, joined outcome, provenance.
+/// Largest file searched for a status string; status files are small, and a transcript that
+/// holds its status is read again only up to this size.
+const STATUS_SEARCH_MAX: u64 = 64 << 20;
+
+/// Where the status string `raw` is written in the record's files: its last occurrence as a JSON
+/// string (else as plain text, for YAML and logs), in the first file that has it. Members of
+/// archives (`x.eval!member`) and files over [`STATUS_SEARCH_MAX`] are not searched.
+fn status_span(files: &[crate::model::SourceFile], raw: &str) -> Option<crate::model::SourceSpan> {
+    if raw.trim().is_empty() {
+        return None;
+    }
+    let quoted = serde_json::to_string(raw).ok()?;
+    for (i, f) in files.iter().enumerate() {
+        let p = std::path::Path::new(&f.path);
+        if f.path.contains('!') || std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(p) else { continue };
+        let hit = memchr::memmem::rfind(&bytes, quoted.as_bytes())
+            .map(|at| (at + 1, quoted.len() - 2))
+            .or_else(|| memchr::memmem::rfind(&bytes, raw.as_bytes()).map(|at| (at, raw.len())));
+        if let Some((at, len)) = hit {
+            let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() as u64 + 1;
+            return Some(crate::model::SourceSpan { file: u32::try_from(i).ok()?, offset: at as u64, len: len as u64, line });
+        }
+    }
+    None
+}
+
 /// `rollout-….jsonl` and `rollout-…` for a file; nothing for the generic names many records
 /// share (`trajectory.json`, `result.json`, ...), which would join the wrong verdict.
 fn file_keys(path: &std::path::Path) -> Vec<String> {
@@ -474,6 +503,11 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
     {
         t.submission = Some(j.value.clone());
         push_file(t, j.file);
+    }
+    if t.termination.span.is_none()
+        && let Some(raw) = t.termination.raw.as_deref()
+    {
+        t.termination.span = status_span(&t.provenance.files, raw);
     }
     if t.arm.is_none() {
         t.arm = Some(match &t.model {

@@ -234,6 +234,9 @@ pub struct Termination {
     /// Where the status came from (file and field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The status string's bytes in its file, so evidence resting on it can be checked there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<SourceSpan>,
     /// Free text the harness attached (an exception message, an error string).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -247,7 +250,7 @@ impl Termination {
 
     #[must_use]
     pub fn of(kind: TerminationKind) -> Self {
-        Self { kind, budget: None, enforced_by: None, limit: None, consumed: None, raw: None, source: None, detail: None }
+        Self { kind, budget: None, enforced_by: None, limit: None, consumed: None, raw: None, source: None, span: None, detail: None }
     }
 
     #[must_use]
