@@ -125,6 +125,53 @@
   (#eq? @_f "name")
   (#set! shape "struct-field"))
 
+; rmcp::model::Tool::new("shell", description, schema): the MCP SDK's constructor. Only a
+; path ending in `Tool` itself: `ShellTool::new(…)` builds a handler, not a declaration.
+((call_expression
+   function: (scoped_identifier path: [(identifier) (scoped_identifier)] @_t name: (identifier) @_new)
+   arguments: (arguments . (string_literal) @name)) @definition.tool
+  (#match? @_t "(^|::)Tool$")
+  (#eq? @_new "new")
+  (#set! shape "tool-new"))
+
+; Tool::new("shell".to_string(), …)  (also .into(), .to_owned())
+((call_expression
+   function: (scoped_identifier path: [(identifier) (scoped_identifier)] @_t name: (identifier) @_new)
+   arguments: (arguments .
+     (call_expression function: (field_expression value: (string_literal) @name field: (field_identifier) @_conv)))) @definition.tool
+  (#match? @_t "(^|::)Tool$")
+  (#eq? @_new "new")
+  (#any-of? @_conv "to_string" "into" "to_owned")
+  (#set! shape "tool-new"))
+
+; Tool::new(SHELL_TOOL_NAME, …) / Tool::new(SHELL_TOOL_NAME.to_string(), …)
+((call_expression
+   function: (scoped_identifier path: [(identifier) (scoped_identifier)] @_t name: (identifier) @_new)
+   arguments: (arguments . [
+     (identifier) @name.ref
+     (scoped_identifier) @name.ref
+     (call_expression function: (field_expression value: [(identifier) (scoped_identifier)] @name.ref))
+   ])) @definition.tool
+  (#match? @_t "(^|::)Tool$")
+  (#eq? @_new "new")
+  (#set! shape "tool-new"))
+
+; vec![Tool::new("shell".to_string(), …), …]: inside a macro the call is only tokens, so the
+; name is the first token of the argument list (`rmcp::model::Tool::new` ends the same way)
+((token_tree
+   (identifier) @_t . "::" . (identifier) @_new . (token_tree . (string_literal) @name) @definition.tool)
+  (#eq? @_t "Tool")
+  (#eq? @_new "new")
+  (#set! shape "tool-new"))
+
+; vec![Tool::new(SHELL_TOOL_NAME.to_string(), …)]: a lone constant; a path (`tools::NAME`)
+; is several tokens and is left out rather than read as its first segment
+((token_tree
+   (identifier) @_t . "::" . (identifier) @_new . (token_tree . (identifier) @name.ref . ["." ","]) @definition.tool)
+  (#eq? @_t "Tool")
+  (#eq? @_new "new")
+  (#set! shape "tool-new"))
+
 ; #[tool(name = "shell", …)]
 ((attribute_item
    (attribute
