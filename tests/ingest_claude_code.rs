@@ -22,6 +22,9 @@ fn real_session_rebuilds_streamed_turns_and_the_stop_hook() {
     assert_eq!(s.per_adapter.get("claude-code"), Some(&1));
     let t = &ts[0];
     assert_eq!(t.task_id, "hello-world-script", "a generic file name takes its directory");
+    assert_eq!(t.workdir.as_deref(), Some("/tmp/tmp74wiyiny"), "the session's cwd is its workspace, though it lies in /tmp");
+    let c = coroner::classify::Classifier::new(coroner::classify::Rules::builtin().unwrap(), Vec::new(), Default::default());
+    assert_eq!(c.classify(t).mechanics.successful_mutations, 2, "`chmod +x /tmp/tmp74wiyiny/hello.sh` changes the workspace");
     assert_eq!(t.session_id.as_deref(), Some("de3b8b19-5bc0-4a2a-934a-1b6806567e25"));
     assert_eq!(t.harness, "claude-code");
     assert_eq!(t.harness_version.as_deref(), Some("2.1.14"));

@@ -283,6 +283,7 @@ fn sample_run(dir: &Path) -> PathBuf {
         harness_version: None,
         model: None,
         session_id: None,
+        workdir: None,
         steps: vec![a, t],
         termination: Termination::unknown(),
         outcome: Outcome::unknown(),

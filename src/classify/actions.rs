@@ -81,7 +81,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             };
             if p.is_shell(&call.name) {
                 if let Some(cmd) = shell_command(&call.arguments, call.raw_arguments.as_deref(), &p.shell_arguments) {
-                    let fx = shell::analyse(&cmd);
+                    let fx = shell::analyse_in(&cmd, t.workdir.as_deref());
                     a.writes = fx.writes;
                     a.verification = fx.verification;
                     if p.finish_commands.is_match(&cmd) {

@@ -52,16 +52,32 @@ const MEMO_KEY_BYTES: usize = 1024;
 /// Remembered commands per thread before the memo starts over (bounds its memory to a few MB).
 const MEMO_ENTRIES: usize = 8192;
 
-/// Analyses one command line (or script).
+/// Analyses one command line (or script) run in `workdir`, when known: writes outside the
+/// workspace (scratch and device files) are dropped, except under `workdir` itself, which may
+/// lie in `/tmp`.
+#[must_use]
+pub fn analyse_in(command: &str, workdir: Option<&str>) -> ShellEffects {
+    let mut fx = analyse_all(command);
+    let under =
+        |w: &str| workdir.is_some_and(|d| w.strip_prefix(d.trim_end_matches('/')).is_some_and(|r| r.is_empty() || r.starts_with('/')));
+    fx.writes.retain(|w| !outside_workspace(w) || under(w));
+    fx
+}
+
+/// Analyses one command line (or script) whose working directory is not known.
 #[must_use]
 pub fn analyse(command: &str) -> ShellEffects {
+    analyse_in(command, None)
+}
+
+/// Every write and the verification, before writes outside the workspace are dropped.
+fn analyse_all(command: &str) -> ShellEffects {
     let memo = command.len() <= MEMO_KEY_BYTES;
     if memo && let Some(fx) = MEMO.with(|m| m.borrow().get(command).cloned()) {
         return fx;
     }
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);
-    fx.writes.retain(|w| !outside_workspace(w));
     fx.writes.dedup();
     if memo {
         MEMO.with(|m| {
@@ -819,7 +835,17 @@ fn is_test_script(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::analyse;
+    use super::{analyse, analyse_in};
+
+    #[test]
+    fn a_workdir_in_tmp_is_the_workspace() {
+        let w = |c: &str, d: Option<&str>| analyse_in(c, d).writes;
+        assert!(w("chmod +x /tmp/tmp74wiyiny/hello.sh", None).is_empty());
+        assert_eq!(w("chmod +x /tmp/tmp74wiyiny/hello.sh", Some("/tmp/tmp74wiyiny")), ["/tmp/tmp74wiyiny/hello.sh"]);
+        assert_eq!(w("chmod +x /tmp/tmp74wiyiny/hello.sh", Some("/tmp/tmp74wiyiny/")), ["/tmp/tmp74wiyiny/hello.sh"]);
+        assert!(w("cp x /tmp/tmp74wiyinyz/y", Some("/tmp/tmp74wiyiny")).is_empty(), "a sibling directory is still scratch");
+        assert!(w("cat a > /tmp/scratch.txt", Some("/tmp/tmp74wiyiny")).is_empty());
+    }
 
     fn writes(c: &str) -> Vec<String> {
         analyse(c).writes

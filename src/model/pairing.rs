@@ -105,6 +105,7 @@ mod tests {
             harness_version: None,
             model: None,
             session_id: None,
+            workdir: None,
             steps,
             termination: Termination::unknown(),
             outcome: Outcome::unknown(),

@@ -43,6 +43,10 @@ pub struct Trajectory {
     /// `sessionId`); verdict files are joined by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The directory the agent worked in, when the format records it (Claude Code `cwd`, Codex
+    /// `session_meta.cwd`): writes under it are workspace changes even when it lies in `/tmp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
     /// Ordered steps; `Step::index` equals the position.
     #[serde(default)]
     pub steps: Vec<Step>,

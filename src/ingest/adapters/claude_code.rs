@@ -55,6 +55,8 @@ struct RawLine {
     #[serde(rename = "sessionId", alias = "session_id", default)]
     session_id: Option<String>,
     #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
     version: Option<String>,
     #[serde(default)]
     timestamp: Option<String>,
@@ -315,6 +317,8 @@ struct Builder {
     interrupted_steps: HashSet<usize>,
     models: BTreeMap<String, usize>,
     versions: BTreeSet<String>,
+    /// The first working directory a line names.
+    cwd: Option<String>,
     session_ids: BTreeSet<String>,
     cost: Option<f64>,
     first_ts: Option<String>,
@@ -343,6 +347,9 @@ impl Builder {
         }
         if let Some(s) = &raw.session_id {
             self.session_ids.insert(s.clone());
+        }
+        if self.cwd.is_none() {
+            self.cwd.clone_from(&raw.cwd);
         }
         if let Some(c) = raw.cost {
             self.cost = Some(self.cost.unwrap_or(0.0) + c);
@@ -617,6 +624,7 @@ fn finish_record(t: &mut Trajectory, b: &Builder) {
     }
     if t.session_id.is_none() {
         t.session_id = b.session_ids.iter().next().cloned();
+        t.workdir = b.cwd.clone();
     }
     t.notes.extend(b.notes.iter().cloned());
     t.notes.extend(b.ignored_note());

@@ -99,6 +99,7 @@ struct Builder {
     last_model: Option<String>,
     version: Option<String>,
     session: Option<String>,
+    cwd: Option<String>,
     threads: BTreeSet<String>,
     first_ts: Option<String>,
     last_ts: Option<String>,
@@ -497,6 +498,7 @@ impl Builder {
         }
         t.harness_version = b.version.clone();
         t.session_id = b.session.clone();
+        t.workdir = b.cwd.clone();
         if b.threads.len() > 1 {
             t.notes.push(format!("the stream holds several threads: {}", b.threads.iter().cloned().collect::<Vec<_>>().join(", ")));
         }
@@ -751,6 +753,7 @@ impl Adapter for CodexRollout {
 fn meta(b: &mut Builder, p: &Value) {
     let s = |k: &str| p.get(k).and_then(Value::as_str).map(ToString::to_string);
     b.session = b.session.take().or_else(|| s("id"));
+    b.cwd = b.cwd.take().or_else(|| s("cwd"));
     b.version = b.version.take().or_else(|| s("cli_version"));
     if let Some(o) = s("originator") {
         b.notes.push(format!("originator: {o}"));

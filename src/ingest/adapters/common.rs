@@ -18,6 +18,7 @@ pub fn blank(task_id: impl Into<String>, harness: impl Into<String>, adapter: &s
         harness_version: None,
         model: None,
         session_id: None,
+        workdir: None,
         steps: Vec::new(),
         termination: Termination::unknown(),
         outcome: Outcome::unknown(),
