@@ -181,10 +181,16 @@ fn sample_session_with_sub_agent_file_unknown_tool_and_a_rewound_branch() {
     );
     assert_eq!(t.steps[sub[0]].source_span.unwrap().file, 2);
     assert!(t.notes.iter().any(|n| n == "sub-agent a4f9c21 is a general-purpose agent"));
-    // The rewound branch ("Don't touch conftest.py.") is left out and named.
-    assert!(!t.steps.iter().any(|s| s.text.contains("Don't touch")));
-    assert!(t.steps.iter().any(|s| s.text == "Good. Now run the whole suite."));
+    // The rewound branch ("Don't touch conftest.py.") is kept, labelled as a branch, and named.
+    let branch: Vec<&coroner::model::Step> =
+        t.steps.iter().filter(|s| s.agent.as_deref().is_some_and(|a| a.starts_with("branch:"))).collect();
+    assert_eq!(branch.len(), 2, "both lines of the branch");
+    assert!(branch[0].text.contains("Don't touch"));
+    assert!(branch.iter().all(|s| s.agent == branch[0].agent), "one label for the branch");
+    assert!(t.steps.iter().any(|s| s.agent.is_none() && s.text == "Good. Now run the whole suite."));
     assert!(t.notes.iter().any(|n| n.starts_with("branch from line 22 (2 line(s), forking at line 21)")), "{:?}", t.notes);
+    let main_final = coroner::classify::mechanics::final_reply(t).unwrap();
+    assert!(main_final.agent.is_none(), "the final reply is the main line's, never a branch's");
     // The retried API error is an environment step; the failing test run keeps its exit code.
     assert!(t.steps.iter().any(|s| s.role == Role::Environment && s.text.starts_with("API error (retried)")));
     assert!(t.steps.iter().flat_map(|s| &s.tool_results).any(|r| r.exit_code == Some(1) && r.output.contains("1 failed")));

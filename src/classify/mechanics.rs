@@ -21,13 +21,13 @@ pub fn termination(t: &Trajectory, p: &Profile) -> (TerminationKind, Option<Budg
     (term.kind, term.budget)
 }
 
-/// The main agent's last reply (sub-agents and sidechains excluded).
+/// The main agent's last reply (sub-agents, sidechains and abandoned branches excluded).
 #[must_use]
 pub fn final_reply(t: &Trajectory) -> Option<&Step> {
-    t.steps
-        .iter()
-        .rev()
-        .find(|s| s.role == Role::Assistant && s.agent.as_deref().is_none_or(|a| !a.starts_with("sidechain") && !a.starts_with("subagent")))
+    t.steps.iter().rev().find(|s| {
+        s.role == Role::Assistant
+            && s.agent.as_deref().is_none_or(|a| !["sidechain", "subagent", "branch:"].iter().any(|p| a.starts_with(p)))
+    })
 }
 
 /// The text a final reply says things with: its text and the message of a finish call.

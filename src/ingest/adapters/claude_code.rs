@@ -9,8 +9,10 @@
 //! `<sessionId>/subagents/agent-<id>.jsonl` beside it. The main line is the parent chain from the
 //! last line back to the root (across compaction boundaries via `logicalParentUuid`); lines
 //! hanging off it that are not a new prompt or a new reply (parallel results, harness events)
-//! are folded in; true branches are left out and named in the notes. Sidechain steps are kept,
-//! with `agent` = `sidechain:<agentId or root uuid>`. Transcripts carry no verdict: the task id
+//! are folded in; true branches (a rewind, a retried reply) are kept in file order as steps with
+//! `agent` = `branch:<uuid of the branch's first line>` and named in the notes, so what the
+//! session abandoned stays visible without being taken for its main line. Sidechain steps are
+//! kept, with `agent` = `sidechain:<agentId or root uuid>`. Transcripts carry no verdict: the task id
 //! is the file stem (the session id in Claude Code's own layout) or, for a generic name like
 //! `transcript.jsonl`, the directory; `sessionId` is the session id a verdict file may key on.
 //! The tool list differs by version, so `version` is kept as the harness version.
@@ -213,7 +215,7 @@ fn read_entries(src: &Source, file_ix: u32, diags: &mut Vec<InputError>, what: &
 }
 
 /// Which entries make the main line (file order), and notes on what was left out.
-fn main_line(entries: &[Entry]) -> (Vec<usize>, Vec<String>) {
+fn main_line(entries: &[Entry]) -> (Vec<usize>, Vec<String>, BTreeMap<usize, String>) {
     let mut notes = Vec::new();
     let by_uuid: HashMap<&str, usize> =
         entries.iter().enumerate().filter(|(_, e)| e.is_node()).filter_map(|(i, e)| Some((e.raw.uuid.as_deref()?, i))).collect();
@@ -230,7 +232,7 @@ fn main_line(entries: &[Entry]) -> (Vec<usize>, Vec<String>) {
             None => e.raw.logical_parent.as_deref().and_then(|p| by_uuid.get(p).copied()),
         }
     };
-    let Some(&leaf) = main_nodes.last() else { return (Vec::new(), notes) };
+    let Some(&leaf) = main_nodes.last() else { return (Vec::new(), notes, BTreeMap::new()) };
     let mut included: HashSet<usize> = HashSet::new();
     let mut cur = Some(leaf);
     while let Some(i) = cur {
@@ -270,16 +272,20 @@ fn main_line(entries: &[Entry]) -> (Vec<usize>, Vec<String>) {
         root_of.insert(i, root);
         *roots.entry(root).or_default() += 1;
     }
-    for (root, n) in roots {
+    let label =
+        |root: usize| format!("branch:{}", entries[root].raw.uuid.clone().unwrap_or_else(|| format!("line-{}", entries[root].line)));
+    for (&root, n) in &roots {
         let fork = parent_of(root, &mut missing).map_or_else(|| "the root".to_string(), |p| format!("line {}", entries[p].line));
         notes.push(format!(
-            "branch from line {} ({n} line(s), forking at {fork}) is not on the main line (a rewind or a retried reply); its steps were left out",
-            entries[root].line
+            "branch from line {} ({n} line(s), forking at {fork}) is not on the main line (a rewind or a retried reply); its steps are kept with agent `{}`",
+            entries[root].line,
+            label(root)
         ));
     }
+    let branches: BTreeMap<usize, String> = root_of.iter().map(|(&i, &root)| (i, label(root))).collect();
     let mut order: Vec<usize> = included.into_iter().collect();
     order.sort_unstable();
-    (order, notes)
+    (order, notes, branches)
 }
 
 /// The label of each sidechain entry: its `agentId`, else the uuid of its sidechain's root.
@@ -724,8 +730,9 @@ impl Adapter for ClaudeCodeSession {
                 InputError::new(InputErrorKind::Schema, &src.display, "read any line of the Claude Code transcript")
             });
         }
-        let (main, mut notes) = main_line(&entries);
-        let labels = sidechain_labels(&entries);
+        let (main, mut notes, branches) = main_line(&entries);
+        let mut labels = sidechain_labels(&entries);
+        labels.extend(branches);
         let mut order: Vec<usize> = main.iter().copied().chain(labels.keys().copied()).collect();
         // Lines that are not messages (summaries, snapshots) are read for their notes.
         order.extend(entries.iter().enumerate().filter(|(_, e)| !e.is_node()).map(|(i, _)| i));
@@ -1060,7 +1067,7 @@ mod tests {
     }
 
     #[test]
-    fn the_main_line_folds_parallel_results_and_leaves_out_a_rewound_branch() {
+    fn the_main_line_folds_parallel_results_and_labels_a_rewound_branch() {
         let text = [
             r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"go"}}"#,
             r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}"#,
@@ -1074,9 +1081,14 @@ mod tests {
         ]
         .join("\n");
         let e = entries(&text);
-        let (main, notes) = main_line(&e);
+        let (main, notes, branches) = main_line(&e);
         assert_eq!(main, [0, 1, 2, 3, 4, 7, 8]);
         assert!(notes.iter().any(|n| n.contains("branch from line 6 (2 line(s), forking at line 5)")), "{notes:?}");
+        assert_eq!(
+            branches,
+            BTreeMap::from([(5, "branch:old".to_string()), (6, "branch:old".to_string())]),
+            "both lines of the branch, by its root"
+        );
     }
 
     #[test]
