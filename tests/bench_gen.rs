@@ -11,7 +11,8 @@ use crate::common::{coroner, ingest, tempdir};
 const COUNT: usize = 21;
 
 fn write_corpus(dir: &Path, formats: &[Format], count: usize, seed: u64) -> Vec<FormatReport> {
-    let opts = GenOptions { out: dir.to_path_buf(), seed, formats: formats.to_vec(), count: Some(count), target_bytes: None };
+    let opts =
+        GenOptions { out: dir.to_path_buf(), seed, formats: formats.to_vec(), count: Some(count), target_bytes: None, eval_samples: None };
     generate(&opts, &mut |_| {}).expect("the corpus is written")
 }
 
@@ -148,8 +149,14 @@ fn the_same_seed_writes_the_same_bytes_and_another_seed_does_not() {
 #[test]
 fn a_byte_target_bounds_the_corpus() {
     let tmp = tempdir();
-    let opts =
-        GenOptions { out: tmp.path().to_path_buf(), seed: 3, formats: vec![Format::Harbor], count: None, target_bytes: Some(2_000_000) };
+    let opts = GenOptions {
+        out: tmp.path().to_path_buf(),
+        seed: 3,
+        formats: vec![Format::Harbor],
+        count: None,
+        target_bytes: Some(2_000_000),
+        eval_samples: None,
+    };
     let r = &generate(&opts, &mut |_| {}).unwrap()[0];
     assert!(r.bytes >= 2_000_000, "reaches the target: {}", r.bytes);
     // It stops at the first run past the target; one run is at most a few MB.
@@ -170,4 +177,22 @@ fn gen_corpus_is_a_hidden_command() {
     assert!(!tmp.path().join("inspect").exists());
     let bad = coroner(&["gen-corpus", "--out", tmp.path().to_str().unwrap(), "--count", "1", "--formats", "nope"]);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn eval_samples_sets_how_many_samples_one_archive_holds() {
+    let tmp = tempdir();
+    let opts = GenOptions {
+        out: tmp.path().to_path_buf(),
+        seed: 4,
+        formats: vec![Format::Inspect],
+        count: Some(10),
+        target_bytes: None,
+        eval_samples: Some(10),
+    };
+    let reports = generate(&opts, &mut |_| {}).expect("the corpus is written");
+    assert_eq!(reports[0].files, 1, "one archive of every sample");
+    let (ts, s) = ingest(&[&reports[0].dir]);
+    assert_eq!(ts.len(), 10);
+    assert_eq!(s.quarantined_files(), 0);
 }

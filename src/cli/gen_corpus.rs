@@ -29,6 +29,10 @@ pub struct GenCorpusArgs {
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Samples per Inspect `.eval` archive (default 50); `--count N --eval-samples N` writes
+    /// one archive of N samples, for the memory bound on a single large log.
+    #[arg(long, value_name = "N")]
+    pub eval_samples: Option<usize>,
     /// Comma-separated formats: mini-v1, mini-v2, harbor, inspect, claude-code (default: all).
     #[arg(long, value_delimiter = ',', value_parser = parse_format)]
     pub formats: Vec<Format>,
@@ -69,7 +73,14 @@ pub fn run(a: &GenCorpusArgs) -> u8 {
         return exit::USAGE;
     }
     let formats = if a.formats.is_empty() { Format::ALL.to_vec() } else { a.formats.clone() };
-    let opts = GenOptions { out: a.out.clone(), seed: a.seed, formats, count: a.count, target_bytes: a.target_bytes };
+    let opts = GenOptions {
+        out: a.out.clone(),
+        seed: a.seed,
+        formats,
+        count: a.count,
+        target_bytes: a.target_bytes,
+        eval_samples: a.eval_samples,
+    };
     let quiet = a.quiet;
     let mut current = "";
     let mut progress = |r: &crate::bench::corpus::FormatReport| {

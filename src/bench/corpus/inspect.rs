@@ -51,12 +51,14 @@ struct Open {
 pub struct InspectSink {
     open: Option<Open>,
     evals: usize,
+    /// Samples per archive.
+    size: usize,
 }
 
 impl InspectSink {
     #[must_use]
-    pub fn new(_seed: u64) -> Self {
-        Self { open: None, evals: 0 }
+    pub fn new(_seed: u64, size: usize) -> Self {
+        Self { open: None, evals: 0, size }
     }
 
     fn start(&mut self, s: &Script, rng: &mut ChaCha8Rng, out: &mut Out) -> Result<(), GenError> {
@@ -204,7 +206,7 @@ impl Sink for InspectSink {
         let k = o.summaries.len() + 1;
         member(o, &format!("_journal/summaries/{k}.json"), &json!([summary.row]))?;
         o.summaries.push(summary);
-        if o.summaries.len() >= EVAL_SIZE {
+        if o.summaries.len() >= self.size {
             self.close(out)?;
         }
         Ok(s.task.clone())

@@ -94,6 +94,9 @@ pub struct GenOptions {
     pub count: Option<usize>,
     /// Total bytes over all formats, shared equally (`None`: `count` decides).
     pub target_bytes: Option<u64>,
+    /// Samples per Inspect `.eval` archive (`None`: [`inspect::EVAL_SIZE`]); one archive of
+    /// every sample (with `count`) is the single large log the memory bound is measured on.
+    pub eval_samples: Option<usize>,
 }
 
 /// What one format's generation wrote.
@@ -187,12 +190,12 @@ pub trait Sink {
     fn finish(&mut self, out: &mut Out) -> Result<(), GenError>;
 }
 
-fn sink_for(f: Format, seed: u64) -> Box<dyn Sink> {
+fn sink_for(f: Format, seed: u64, eval_samples: Option<usize>) -> Box<dyn Sink> {
     match f {
         Format::MiniV1 => Box::new(mini::MiniSink::new(false, seed)),
         Format::MiniV2 => Box::new(mini::MiniSink::new(true, seed)),
         Format::Harbor => Box::new(harbor::HarborSink::new(seed)),
-        Format::Inspect => Box::new(inspect::InspectSink::new(seed)),
+        Format::Inspect => Box::new(inspect::InspectSink::new(seed, eval_samples.unwrap_or(inspect::EVAL_SIZE).max(1))),
         Format::ClaudeCode => Box::new(claude::ClaudeSink::new(seed)),
     }
 }
@@ -218,7 +221,7 @@ pub fn generate(o: &GenOptions, progress: &mut dyn FnMut(&FormatReport)) -> Resu
     for &f in &o.formats {
         let dir = o.out.join(f.name());
         let mut out = Out::new(dir.clone());
-        let mut sink = sink_for(f, o.seed);
+        let mut sink = sink_for(f, o.seed, o.eval_samples);
         let supported = f.scenarios();
         let mut rep = FormatReport { format: f.name(), dir, ..FormatReport::default() };
         let mut i = 0usize;
