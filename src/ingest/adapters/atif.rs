@@ -377,7 +377,13 @@ impl Adapter for Atif {
 
     /// The continuation and subagent files this one links: they are read into its record, so a
     /// walk that also finds them must not count them as trajectories of their own.
-    fn companions(&self, primary: &Path, _files: &crate::ingest::format::FileSet) -> Vec<PathBuf> {
+    fn companions(&self, primary: &Path, files: &crate::ingest::format::FileSet) -> Vec<PathBuf> {
+        // In a Harbor trial (`<trial>/agent/trajectory.json` beside `<trial>/result.json`) the
+        // trial's reader follows the links; reading the file here too would only cost time.
+        let trial_result = primary.parent().and_then(Path::parent).map(|t| t.join("result.json"));
+        if trial_result.is_some_and(|r| files.contains_key(&r)) {
+            return Vec::new();
+        }
         linked_files(primary)
     }
 
