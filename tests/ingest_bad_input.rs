@@ -113,3 +113,17 @@ fn coroners_own_registry_and_verdict_files_beside_a_run_are_skipped_not_quaranti
     assert!(err.contains("1 coroner verdicts (classify output)"), "{err}");
     assert!(err.contains("ingested     0 files -> 0 trajectories\n"), "no empty per-format list: {err}");
 }
+
+#[test]
+fn a_file_cut_before_anything_names_its_format_is_reported_as_truncated() {
+    let tmp = tempdir();
+    // A Magentic-One log cut before its first Orchestrator message: nothing says what it is.
+    std::fs::write(tmp.path().join("cut.json"), "[\n  {\"role\": \"human\", \"content\": \"Find the paper and report its first au")
+        .unwrap();
+    let out = coroner_in(tmp.path(), &["ingest", "cut.json", "-o", "out.jsonl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("coroner::input::truncated"), "{err}");
+    assert!(err.contains("cut.json:2"), "the diagnostic points at the line where it ends: {err}");
+    assert!(err.contains("cut off while being written"), "{err}");
+}

@@ -162,9 +162,19 @@ fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) 
     if let Some(shape) = probe.json.as_ref().filter(|_| probe.jsonl.is_none())
         && let Some((msg, line, col)) = &shape.error
     {
-        let kind = if msg.contains("recursion limit") { InputErrorKind::TooDeep } else { InputErrorKind::Syntax };
+        let kind = if msg.contains("recursion limit") {
+            InputErrorKind::TooDeep
+        } else if msg.starts_with("EOF while parsing") {
+            InputErrorKind::Truncated
+        } else {
+            InputErrorKind::Syntax
+        };
         let help = if kind == InputErrorKind::TooDeep {
             "the JSON nests deeper than 128 levels; no transcript format does that".to_string()
+        } else if kind == InputErrorKind::Truncated {
+            format!(
+                "the file ends in the middle of a value, probably cut off while being written, before anything that names its format; formats tried: {tried}"
+            )
         } else {
             format!("the file starts like JSON but is not valid JSON here; formats tried: {tried}")
         };

@@ -419,27 +419,34 @@ fn stream_unit<T: Send>(
 }
 
 /// The generic part of every record: id, pairing, joined outcome, provenance.
-/// Largest file searched for a status string; status files are small, and a transcript that
-/// holds its status is read again only up to this size.
-const STATUS_SEARCH_MAX: u64 = 64 << 20;
+/// Largest file searched for a status string: status files are small, and a transcript that
+/// holds its own status is read again only up to this size.
+const STATUS_SEARCH_MAX: u64 = 16 << 20;
 
 /// Where the status string `raw` is written in the record's files: its last occurrence as a JSON
-/// string (else as plain text, for YAML and logs), in the first file that has it. Members of
-/// archives (`x.eval!member`) and files over [`STATUS_SEARCH_MAX`] are not searched.
+/// string (else as plain text, for YAML and logs), in the first file that has it. Archives and
+/// their members (`x.eval`, `x.eval!member`), databases and files over [`STATUS_SEARCH_MAX`] are
+/// not searched: their bytes are not where a person would check the status.
 fn status_span(files: &[crate::model::SourceFile], raw: &str) -> Option<crate::model::SourceSpan> {
+    const BINARY: &[&str] = &["eval", "zip", "gz", "sqlite", "sqlite3", "db"];
     if raw.trim().is_empty() {
         return None;
     }
     let quoted = serde_json::to_string(raw).ok()?;
+    let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::Finder::new(needle).find_iter(bytes).last();
     for (i, f) in files.iter().enumerate() {
         let p = std::path::Path::new(&f.path);
-        if f.path.contains('!') || std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if f.path.contains('!') || BINARY.contains(&ext.as_str()) {
+            continue;
+        }
+        if std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
             continue;
         }
         let Ok(bytes) = std::fs::read(p) else { continue };
-        let hit = memchr::memmem::rfind(&bytes, quoted.as_bytes())
+        let hit = last(&bytes, quoted.as_bytes())
             .map(|at| (at + 1, quoted.len() - 2))
-            .or_else(|| memchr::memmem::rfind(&bytes, raw.as_bytes()).map(|at| (at, raw.len())));
+            .or_else(|| last(&bytes, raw.as_bytes()).map(|at| (at, raw.len())));
         if let Some((at, len)) = hit {
             let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() as u64 + 1;
             return Some(crate::model::SourceSpan { file: u32::try_from(i).ok()?, offset: at as u64, len: len as u64, line });
