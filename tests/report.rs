@@ -294,3 +294,30 @@ fn untrusted_names_are_escaped_in_markdown_and_neutralized_on_the_terminal() {
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && text.contains("evil|arm"), "{text}");
 }
+
+#[test]
+fn compare_uses_the_methods_it_is_given_and_says_which() {
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["compare", "mini-swe-agent, think", "terminus-2, no think", "-q", "--format", "json"];
+        args.extend_from_slice(extra);
+        let r = coroner_in(&root(), &args);
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+        serde_json::from_slice(&r.stdout).unwrap()
+    };
+    // The sample's flips are 3 against 2: exact McNemar 2·P(X ≤ 2 | 5, ½) = 1, mid-p 1 − C(5,3)/32.
+    let d = json(&[]);
+    assert_eq!(d["test_name"], "McNemar mid-p");
+    assert!((d["test"]["p_value"].as_f64().unwrap() - (1.0 - 10.0 / 32.0)).abs() < 1e-12);
+    let e = json(&["--paired-test", "exact", "--rate-interval", "clopper-pearson"]);
+    assert_eq!(e["test_name"], "McNemar exact");
+    assert_eq!(e["methods"]["mcnemar"], "exact");
+    assert!((e["test"]["p_value"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    let cp = coroner::stats::rate_estimate(coroner::stats::Proportion::new(8, 34), 0.95, coroner::stats::ProportionMethod::ClopperPearson);
+    assert!((e["a_rate"]["interval"]["lo"].as_f64().unwrap() - cp.interval.lo).abs() < 1e-12);
+    assert!((e["a_rate"]["interval"]["hi"].as_f64().unwrap() - cp.interval.hi).abs() < 1e-12);
+    let text = coroner_in(&root(), &["compare", "mini-swe-agent, think", "terminus-2, no think", "-q", "--paired-test", "exact"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains("methods: --rate-interval wilson --paired-test exact"), "{text}");
+    let bad = coroner_in(&root(), &["compare", "a", "b", "--paired-test", "nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

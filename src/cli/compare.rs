@@ -23,6 +23,21 @@ pub struct CompareArgs {
     /// Output format (`table` prints text).
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+    /// Interval of each arm's pass rate.
+    #[arg(long, value_enum, default_value_t, value_name = "METHOD")]
+    pub rate_interval: crate::stats::ProportionMethod,
+    /// Test of a paired comparison.
+    #[arg(long, value_enum, default_value_t, value_name = "METHOD")]
+    pub paired_test: crate::stats::McNemarMethod,
+    /// Interval of a paired difference.
+    #[arg(long, value_enum, default_value_t, value_name = "METHOD")]
+    pub paired_interval: crate::stats::PairedDiffMethod,
+    /// Test of an unpaired comparison.
+    #[arg(long, value_enum, default_value_t, value_name = "METHOD")]
+    pub unpaired_test: crate::stats::UnpairedTest,
+    /// Interval of an unpaired difference.
+    #[arg(long, value_enum, default_value_t, value_name = "METHOD")]
+    pub unpaired_interval: crate::stats::UnpairedDiffMethod,
 }
 
 pub fn run(a: &CompareArgs) -> u8 {
@@ -36,7 +51,14 @@ pub fn run(a: &CompareArgs) -> u8 {
         eprintln!("error: failed to find arms `{}` and `{}`\n  help: the arms are: {}", a.a, a.b, names.join(", "));
         return exit::USAGE;
     };
-    let c = crate::report::compare::compare(&x.name, &x.verdicts, &y.name, &y.verdicts);
+    let methods = crate::report::compare::Methods {
+        rate: a.rate_interval,
+        mcnemar: a.paired_test,
+        paired_interval: a.paired_interval,
+        unpaired_test: a.unpaired_test,
+        unpaired_interval: a.unpaired_interval,
+    };
+    let c = crate::report::compare::compare_with(&x.name, &x.verdicts, &y.name, &y.verdicts, methods);
     let text = match a.format {
         ReportFormat::Table => crate::report::compare::render(&c, false),
         ReportFormat::Markdown => crate::report::compare::render(&c, true),

@@ -12,6 +12,42 @@ use crate::stats::{
     UnpairedDiffMethod, UnpairedTest,
 };
 
+/// The statistical methods of a comparison; the defaults are the ones the README documents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Methods {
+    /// Interval of each arm's pass rate.
+    pub rate: stats::ProportionMethod,
+    /// Test of a paired comparison.
+    pub mcnemar: McNemarMethod,
+    /// Interval of a paired difference.
+    pub paired_interval: PairedDiffMethod,
+    /// Test of an unpaired comparison.
+    pub unpaired_test: UnpairedTest,
+    /// Interval of an unpaired difference.
+    pub unpaired_interval: UnpairedDiffMethod,
+}
+
+impl Methods {
+    fn paired_test_name(self) -> &'static str {
+        match self.mcnemar {
+            McNemarMethod::MidP => "McNemar mid-p",
+            McNemarMethod::Exact => "McNemar exact",
+            McNemarMethod::Asymptotic => "McNemar χ²",
+            McNemarMethod::AsymptoticCc => "McNemar χ² (continuity-corrected)",
+        }
+    }
+
+    fn unpaired_test_name(self) -> &'static str {
+        match self.unpaired_test {
+            UnpairedTest::Fisher => "Fisher exact",
+            UnpairedTest::Boschloo => "Boschloo exact",
+            UnpairedTest::Barnard => "Barnard exact",
+            UnpairedTest::ZPooled => "pooled z",
+            UnpairedTest::ChiSquaredYates => "χ² (Yates)",
+        }
+    }
+}
+
 /// What `coroner compare` says.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -32,6 +68,8 @@ pub struct Comparison {
     pub difference: Estimate,
     pub test: TestResult,
     pub test_name: String,
+    /// The methods the numbers were computed with.
+    pub methods: Methods,
     /// The smallest difference this design detects at 80% power.
     pub detectable: Option<f64>,
     pub verdict: String,
@@ -96,6 +134,12 @@ pub fn class_counts(vs: &[Verdict]) -> ClassCounts {
 /// Compares arm `a` with arm `b`.
 #[must_use]
 pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comparison {
+    compare_with(a_name, a, b_name, b, Methods::default())
+}
+
+/// Compares arm `a` with arm `b` with the given methods.
+#[must_use]
+pub fn compare_with(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict], methods: Methods) -> Comparison {
     let ta = by_task(a);
     let tb = by_task(b);
     let all_a: BTreeSet<&str> = a.iter().map(|v| v.task_id.as_str()).collect();
@@ -123,8 +167,8 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
         let f = stats::flips(&oa, &ob);
         let table = f.table;
         let n = table.n();
-        let test = stats::mcnemar(table, McNemarMethod::default());
-        let diff = stats::paired_difference(table, DEFAULT_CONFIDENCE, PairedDiffMethod::default());
+        let test = stats::mcnemar(table, methods.mcnemar);
+        let diff = stats::paired_difference(table, DEFAULT_CONFIDENCE, methods.paired_interval);
         let (pa, pb) = (oa.values().filter(|x| **x).count() as u64, ob.values().filter(|x| **x).count() as u64);
         let baseline = Proportion::new(pb, n).rate();
         let mde = stats::min_detectable_difference(Design::paired(n, baseline)).smallest;
@@ -134,15 +178,16 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
             b: b_name.into(),
             paired: true,
             n,
-            a_rate: stats::rate_estimate(Proportion::new(pa, n), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
-            b_rate: stats::rate_estimate(Proportion::new(pb, n), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+            a_rate: stats::rate_estimate(Proportion::new(pa, n), DEFAULT_CONFIDENCE, methods.rate),
+            b_rate: stats::rate_estimate(Proportion::new(pb, n), DEFAULT_CONFIDENCE, methods.rate),
             a_passed: pa,
             b_passed: pb,
             n_a: n,
             n_b: n,
             difference: diff,
             test,
-            test_name: "McNemar mid-p".into(),
+            test_name: methods.paired_test_name().into(),
+            methods,
             detectable: mde,
             verdict: v.sentence,
             verdict_kind: format!("{:?}", v.kind),
@@ -163,8 +208,8 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
     let (ka, na) = count(a);
     let (kb, nb) = count(b);
     let (pa, pb) = (Proportion::new(ka, na), Proportion::new(kb, nb));
-    let test = stats::unpaired_test(pa, pb, UnpairedTest::Fisher);
-    let diff = stats::unpaired_difference(pa, pb, DEFAULT_CONFIDENCE, UnpairedDiffMethod::default());
+    let test = stats::unpaired_test(pa, pb, methods.unpaired_test);
+    let diff = stats::unpaired_difference(pa, pb, DEFAULT_CONFIDENCE, methods.unpaired_interval);
     // Unequal arms: 1/na + 1/nb = 2/n gives the equal-arm n with the same variance.
     let n = if na == 0 || nb == 0 { 0 } else { ((2 * na * nb) as f64 / (na + nb) as f64).floor() as u64 };
     let mde = stats::min_detectable_difference(Design::unpaired(n, pb.rate())).smallest;
@@ -174,15 +219,16 @@ pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comp
         b: b_name.into(),
         paired: false,
         n,
-        a_rate: stats::rate_estimate(pa, DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
-        b_rate: stats::rate_estimate(pb, DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson),
+        a_rate: stats::rate_estimate(pa, DEFAULT_CONFIDENCE, methods.rate),
+        b_rate: stats::rate_estimate(pb, DEFAULT_CONFIDENCE, methods.rate),
         a_passed: ka,
         b_passed: kb,
         n_a: na,
         n_b: nb,
         difference: diff,
         test,
-        test_name: "Fisher exact".into(),
+        test_name: methods.unpaired_test_name().into(),
+        methods,
         detectable: mde,
         verdict: v.sentence,
         verdict_kind: format!("{:?}", v.kind),
@@ -261,6 +307,21 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
                 c.sigma_pp, c.sigma_tasks
             );
         }
+    }
+    if c.methods != Methods::default() {
+        // Named as the command-line options name them, so the line can be pasted back.
+        fn name<E: clap::ValueEnum>(e: &E) -> String {
+            e.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+        }
+        let m = c.methods;
+        let said = [
+            ("--rate-interval", name(&m.rate)),
+            ("--paired-test", name(&m.mcnemar)),
+            ("--paired-interval", name(&m.paired_interval)),
+            ("--unpaired-test", name(&m.unpaired_test)),
+            ("--unpaired-interval", name(&m.unpaired_interval)),
+        ];
+        let _ = writeln!(out, "{li}methods: {}", said.map(|(k, v)| format!("{k} {v}")).join(" "));
     }
     if c.paired {
         let _ = writeln!(

@@ -64,7 +64,7 @@ impl PairedTable {
 }
 
 /// Which McNemar test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum McNemarMethod {
     /// Mid-p exact test (Fagerland, Lydersen & Laake 2013): the exact p-value minus half the
@@ -115,7 +115,7 @@ pub fn mcnemar(t: PairedTable, method: McNemarMethod) -> TestResult {
 }
 
 /// How to compute the interval of the paired difference A − B.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum PairedDiffMethod {
     /// Newcombe (1998) method 10: Wilson intervals of both marginal rates combined by

@@ -8,7 +8,7 @@ use super::dist::{beta_ppf, clamp_confidence, norm_ppf};
 use super::types::{Estimate, Interval, Proportion};
 
 /// How to compute a one-proportion interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum ProportionMethod {
     /// Wilson score interval (scipy `binomtest(...).proportion_ci(method='wilson')`). The default:

@@ -11,7 +11,7 @@ use super::types::{Estimate, Proportion, TestResult};
 use super::unconditional::{barnard, boschloo};
 
 /// Which test of "both arms have the same pass rate".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum UnpairedTest {
     /// Fisher's exact test, two-sided. The default: exact, fast, the test every reader knows;
@@ -100,7 +100,7 @@ pub fn chi2_yates(a: Proportion, b: Proportion) -> TestResult {
 }
 
 /// How to compute the interval of the difference A − B between independent arms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum UnpairedDiffMethod {
     /// Newcombe (1998) hybrid score interval: Wilson intervals of both rates combined by
