@@ -305,3 +305,22 @@ fn damaged_archive_diagnostics_render_stably() {
     assert_eq!(rendered.len(), 3);
     insta::assert_snapshot!("inspect_damaged_archives", rendered.join("\n"));
 }
+
+#[test]
+fn a_json_log_whose_sample_ids_outgrow_the_probe_is_still_recognized() {
+    let tmp = tempdir();
+    // Inspect writes `eval.dataset` (with every sample id) before `eval.model`.
+    let ids: Vec<String> = (0..20_000).map(|i| format!("\"task-{i:05}\"")).collect();
+    let body = format!(
+        r#"{{"version": 2, "status": "success", "eval": {{"run_id": "r", "created": "2026-03-01T10:00:00+00:00", "task": "t", "dataset": {{"samples": 20000, "sample_ids": [{}]}}, "model": "m", "config": {{}}}},
+"samples": [{{"id": "task-00000", "epoch": 1, "messages": [{{"role": "user", "content": "hi"}}, {{"role": "assistant", "content": "done"}}], "scores": {{"s": {{"value": "C"}}}}}}]}}"#,
+        ids.join(", ")
+    );
+    assert!(body.len() > 64 * 1024, "the header alone is longer than the probe");
+    let p = tmp.path().join("big-header.json");
+    std::fs::write(&p, body).unwrap();
+    let (ts, s) = ingest(&[&p]);
+    assert_eq!(s.per_adapter.get("inspect-json"), Some(&1), "{:?}", s.diagnostics);
+    assert_eq!(ts[0].model.as_deref(), Some("m"));
+    assert_eq!(ts[0].outcome.status, coroner::model::OutcomeStatus::Passed);
+}

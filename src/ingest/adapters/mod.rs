@@ -13,6 +13,7 @@ pub mod gemini_cli;
 pub mod harbor;
 pub mod inspect;
 pub mod inspect_eval;
+pub mod inspect_json;
 pub mod lines;
 pub mod magentic_one;
 pub mod mini_swe_agent;
