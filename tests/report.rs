@@ -203,25 +203,31 @@ fn compare_prints_the_verdict_first() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-#[test]
-fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_named() {
-    let v = |task: &str, passed: bool| coroner::model::Verdict {
+/// A verdict of one task: passed, or failed as worked-then-wrong.
+fn verdict(task: &str, passed: bool) -> coroner::model::Verdict {
+    use coroner::model::{Mechanics, OutcomeStatus, Verdict};
+    Verdict {
         trajectory_id: task.into(),
         task_id: task.into(),
         arm: None,
         trial: 0,
         harness: "h".into(),
         model: None,
-        outcome: if passed { coroner::model::OutcomeStatus::Passed } else { coroner::model::OutcomeStatus::Failed },
+        outcome: if passed { OutcomeStatus::Passed } else { OutcomeStatus::Failed },
         primary: (!passed).then(|| "worked_then_wrong".to_string()),
         classes: Vec::new(),
         flags: Vec::new(),
-        mechanics: coroner::model::Mechanics::default(),
+        mechanics: Mechanics::default(),
         registry_source: "none".into(),
         reason: None,
         evidence: Vec::new(),
         source: None,
-    };
+    }
+}
+
+#[test]
+fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_named() {
+    let v = verdict;
     // Unpaired: 8 tasks against 24, no task in common.
     let a: Vec<_> = (0..8).map(|i| v(&format!("a{i}"), i < 4)).collect();
     let b: Vec<_> = (0..24).map(|i| v(&format!("b{i}"), i < 6)).collect();
@@ -245,24 +251,8 @@ fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_nam
 
 #[test]
 fn comparisons_of_degenerate_arms_stay_finite() {
-    use coroner::model::{Mechanics, OutcomeStatus, Verdict};
-    let v = |task: &str, passed: bool| Verdict {
-        trajectory_id: task.into(),
-        task_id: task.into(),
-        arm: None,
-        trial: 0,
-        harness: "h".into(),
-        model: None,
-        outcome: if passed { OutcomeStatus::Passed } else { OutcomeStatus::Failed },
-        primary: (!passed).then(|| "worked_then_wrong".to_string()),
-        classes: Vec::new(),
-        flags: Vec::new(),
-        mechanics: Mechanics::default(),
-        registry_source: "none".into(),
-        reason: None,
-        evidence: Vec::new(),
-        source: None,
-    };
+    use coroner::model::Verdict;
+    let v = verdict;
     let all_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), true)).collect();
     let none_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), false)).collect();
     for (a, b) in [(&all_pass, &all_pass), (&all_pass, &none_pass), (&none_pass, &Vec::new()), (&Vec::new(), &Vec::new())] {

@@ -52,6 +52,30 @@ const MEMO_KEY_BYTES: usize = 1024;
 /// Remembered commands per thread before the memo starts over (bounds its memory to a few MB).
 const MEMO_ENTRIES: usize = 8192;
 
+/// Parses the first [`MAX_COMMAND_BYTES`] of `text` (cut on a character boundary) with this
+/// thread's parser for `lang`, made on first use; returns the text parsed with its tree.
+fn parse_bounded<'t>(
+    parser: &'static std::thread::LocalKey<RefCell<Option<Parser>>>,
+    lang: tree_sitter::Language,
+    text: &'t str,
+) -> (&'t str, Option<tree_sitter::Tree>) {
+    let mut end = text.len().min(MAX_COMMAND_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let src = &text[..end];
+    let tree = parser.with(|p| {
+        let mut p = p.borrow_mut();
+        let parser = p.get_or_insert_with(|| {
+            let mut parser = Parser::new();
+            parser.set_language(&lang).expect("a bundled tree-sitter grammar loads");
+            parser
+        });
+        parser.parse(src, None)
+    });
+    (src, tree)
+}
+
 /// Analyses one command line (or script) run in `workdir`, when known: writes outside the
 /// workspace (scratch and device files) are dropped, except under `workdir` itself, which may
 /// lie in `/tmp`.
@@ -95,20 +119,7 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
     if depth > 3 || command.trim().is_empty() {
         return;
     }
-    let mut end = command.len().min(MAX_COMMAND_BYTES);
-    while !command.is_char_boundary(end) {
-        end -= 1;
-    }
-    let src = &command[..end];
-    let tree = PARSER.with(|p| {
-        let mut p = p.borrow_mut();
-        let parser = p.get_or_insert_with(|| {
-            let mut parser = Parser::new();
-            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash loads");
-            parser
-        });
-        parser.parse(src, None)
-    });
+    let (src, tree) = parse_bounded(&PARSER, tree_sitter_bash::LANGUAGE.into(), command);
     let Some(tree) = tree else { return };
     if tree.root_node().has_error() {
         fx.partial = true;
@@ -558,20 +569,7 @@ fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk) {
 /// recorded when it is a string literal, or a name bound to one (or to `Path(literal)`) and to
 /// nothing else; `(python)` otherwise.
 fn python_writes(code: &str) -> Vec<String> {
-    let mut end = code.len().min(MAX_COMMAND_BYTES);
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    let src = &code[..end];
-    let tree = PY_PARSER.with(|p| {
-        let mut p = p.borrow_mut();
-        let parser = p.get_or_insert_with(|| {
-            let mut parser = Parser::new();
-            parser.set_language(&tree_sitter_python::LANGUAGE.into()).expect("tree-sitter-python loads");
-            parser
-        });
-        parser.parse(src, None)
-    });
+    let (src, tree) = parse_bounded(&PY_PARSER, tree_sitter_python::LANGUAGE.into(), code);
     let Some(tree) = tree else { return Vec::new() };
     let mut nodes = Vec::new();
     let mut stack = vec![tree.root_node()];

@@ -103,6 +103,14 @@ impl<R: Read> Scan<R> {
         }
     }
 
+    /// The delimiter after a value: the byte that ended a scalar, else the next non-space byte.
+    fn delimiter(&mut self, after: Option<u8>) -> Result<u8, InputError> {
+        match after {
+            Some(d) if !d.is_ascii_whitespace() => Ok(d),
+            _ => self.skip_ws(),
+        }
+    }
+
     /// The rest of a string whose opening quote was read, appended to `keep` when given.
     fn string(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<(), InputError> {
         loop {
@@ -198,10 +206,7 @@ pub fn scan(path: &Path, display: &str) -> Result<Scanned, InputError> {
                 let end_byte = s.value(c, None, 0)?;
                 let end = if end_byte.is_some() { s.pos - 1 } else { s.pos };
                 out.samples.push((start, end - start, line));
-                c = match end_byte {
-                    Some(d) if !d.is_ascii_whitespace() => d,
-                    _ => s.skip_ws()?,
-                };
+                c = s.delimiter(end_byte)?;
                 if c == b',' {
                     c = s.skip_ws()?;
                 } else if c != b']' {
@@ -217,10 +222,7 @@ pub fn scan(path: &Path, display: &str) -> Result<Scanned, InputError> {
         } else {
             s.value(first, None, 0)?
         };
-        b = match after {
-            Some(d) if !d.is_ascii_whitespace() => d,
-            _ => s.skip_ws()?,
-        };
+        b = s.delimiter(after)?;
         if b == b',' {
             b = s.skip_ws()?;
         } else if b != b'}' {
