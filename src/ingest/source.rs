@@ -106,6 +106,26 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// sha256 of a file read in chunks, for files too large to hold (archives, event streams).
+///
+/// # Errors
+/// When the file cannot be opened or read.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+pub fn sha256_file(path: &Path, shown: &str) -> Result<String, InputError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| io_error(shown, &e))?;
+    let mut h = Sha256::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut chunk).map_err(|e| io_error(shown, &e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&chunk[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
 #[must_use]
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;

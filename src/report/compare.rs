@@ -254,26 +254,10 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
     let _ = writeln!(out, "{b}{} vs {}: {}{b}", c.a, c.b, c.verdict);
     let _ = writeln!(out);
     let li = if markdown { "- " } else { "  " };
-    let _ = writeln!(
-        out,
-        "{li}{}: {}/{} passed, {} [{}, {}]",
-        c.a,
-        c.a_passed,
-        c.n_a,
-        pct(c.a_rate.estimate),
-        pct(c.a_rate.interval.lo),
-        pct(c.a_rate.interval.hi)
-    );
-    let _ = writeln!(
-        out,
-        "{li}{}: {}/{} passed, {} [{}, {}]",
-        c.b,
-        c.b_passed,
-        c.n_b,
-        pct(c.b_rate.estimate),
-        pct(c.b_rate.interval.lo),
-        pct(c.b_rate.interval.hi)
-    );
+    for (name, passed, n, rate) in [(&c.a, c.a_passed, c.n_a, &c.a_rate), (&c.b, c.b_passed, c.n_b, &c.b_rate)] {
+        let (est, lo, hi) = (pct(rate.estimate), pct(rate.interval.lo), pct(rate.interval.hi));
+        let _ = writeln!(out, "{li}{name}: {passed}/{n} passed, {est} [{lo}, {hi}]");
+    }
     let _ = writeln!(
         out,
         "{li}difference {} (95% CI {} to {}), {} p = {:.3}, {}",

@@ -10,14 +10,12 @@
 //! the verdict from `scores` (first scorer; every scorer is kept as a test row).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 
 use rayon::prelude::*;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use sha2::{Digest, Sha256};
 
 use super::common::{blank, is_finish_tool, num, tool_call, uint};
 use super::inspect_eval::{self, EvalArchive, Limits, Member};
@@ -25,7 +23,7 @@ use super::inspect_json;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
-use crate::ingest::source::{Source, hex, io_error};
+use crate::ingest::source::{Source, sha256_file};
 use crate::model::{
     Budget, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, Step, Termination, TerminationKind, TestResult,
     Tokens, ToolResult, Trajectory,
@@ -739,21 +737,6 @@ fn outcome(s: &RawSample<'_>, file: &str) -> (Outcome, Option<String>) {
     }
     let answer = first.get("answer").and_then(Value::as_str).map(ToString::to_string);
     (o, answer)
-}
-
-#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn sha256_file(path: &std::path::Path, shown: &str) -> Result<String, InputError> {
-    let mut f = std::fs::File::open(path).map_err(|e| io_error(shown, &e))?;
-    let mut h = Sha256::new();
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut chunk).map_err(|e| io_error(shown, &e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&chunk[..n]);
-    }
-    Ok(hex(&h.finalize()))
 }
 
 /// Parses one sample held in `src` (a whole `.eval` member, or a slice of a `.json` log), with

@@ -10,19 +10,18 @@
 //! the call is rebuilt from that message and marked as rejected.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use sha2::{Digest, Sha256};
 
 use super::common::{blank, content_text, num, seconds_between, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
-use crate::ingest::source::{Source, hex, io_error};
+use crate::ingest::source::{Source, io_error, sha256_file};
 use crate::model::{
     Budget, CallRef, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Termination,
     TerminationKind, Tokens, ToolResult, Trajectory,
@@ -605,7 +604,7 @@ impl Adapter for OpenHandsEval {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let shown = &unit.primary.display;
-        let sha = sha256_of(&unit.primary.path, shown)?;
+        let sha = sha256_file(&unit.primary.path, shown)?;
         let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
         let f = std::fs::File::open(&unit.primary.path).map_err(|e| io_error(shown, &e))?;
         let mut r = BufReader::with_capacity(1 << 16, f);
@@ -648,21 +647,6 @@ impl Adapter for OpenHandsEval {
         }
         Ok(())
     }
-}
-
-#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn sha256_of(path: &Path, shown: &str) -> Result<String, InputError> {
-    let mut f = std::fs::File::open(path).map_err(|e| io_error(shown, &e))?;
-    let mut h = Sha256::new();
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut chunk).map_err(|e| io_error(shown, &e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&chunk[..n]);
-    }
-    Ok(hex(&h.finalize()))
 }
 
 /// One `EvalOutput` line into a record; errors carry positions within the line.
