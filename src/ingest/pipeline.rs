@@ -418,7 +418,6 @@ fn stream_unit<T: Send>(
     Ok((written, errs, fatal_of(res, adapter, unit)))
 }
 
-/// The generic part of every record: id, pairing, joined outcome, provenance.
 /// Largest file searched for a status string: status files are small, and a transcript that
 /// holds its own status is read again only up to this size.
 const STATUS_SEARCH_MAX: u64 = 16 << 20;
@@ -470,6 +469,7 @@ fn file_keys(path: &std::path::Path) -> Vec<String> {
     if stem == name { vec![name.to_string()] } else { vec![name.to_string(), stem.to_string()] }
 }
 
+/// The generic part of every record: id, pairing, joined outcome, provenance, status span.
 fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, index: usize, ctx: &Ctx<'_>) {
     t.record_version = RECORD_VERSION;
     if t.id.is_empty() {
