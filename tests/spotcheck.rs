@@ -549,3 +549,21 @@ fn a_study_file_is_sampled_arm_by_arm_with_each_arms_settings() {
         assert!(show.contains("--time-limit 900"), "the arm's budget is part of how it was classified: {show}");
     }
 }
+
+#[test]
+fn an_item_resting_on_the_end_status_still_names_a_step_to_look_at() {
+    let tmp = tempdir();
+    let (sheet, key) = sample(&samples("doubles"), tmp.path(), "s", &["--per-class", "5", "--seed", "3"]);
+    let rows = sheet_rows(&sheet);
+    let key = key_of(&key);
+    let budget: Vec<&BTreeMap<String, String>> =
+        rows.iter().zip(&key.items).filter(|(_, k)| k.primary.as_deref() == Some("budget_exhausted")).map(|(r, _)| r).collect();
+    assert!(!budget.is_empty(), "the doubles hold budget runs ended by their status");
+    // An empty cell would tell the labeller the machine chose a status-based class: only a run
+    // with no steps at all (the infrastructure double never started its agent) has one.
+    assert!(budget.iter().all(|r| !r["steps"].is_empty()), "{budget:?}");
+    for (r, k) in rows.iter().zip(&key.items).filter(|(r, _)| r["steps"].is_empty()) {
+        let (ts, _) = crate::common::ingest(&[Path::new(&r["file"])]);
+        assert!(ts[0].steps.is_empty(), "item {} ({:?}) has steps but the sheet names none", k.item, k.primary);
+    }
+}

@@ -250,7 +250,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
             trajectory_id: v.trajectory_id.clone(),
             task_id: v.task_id.clone(),
             file: source,
-            steps: sample::evidence_steps(v),
+            steps: sample::sheet_steps(v),
             show: sample::show_command(&input, &v.trajectory_id, &opts.as_args()),
         });
         items.push(KeyItem::of(item, v));

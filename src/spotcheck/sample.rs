@@ -88,6 +88,22 @@ pub fn evidence_steps(v: &Verdict) -> Vec<u32> {
     s
 }
 
+/// Where the sheet sends the labeller: the evidence steps, and the run's last step when some
+/// evidence rests on its end status rather than on steps. Without the last step, an empty cell
+/// would tell the labeller the machine said infrastructure or budget.
+#[must_use]
+pub fn sheet_steps(v: &Verdict) -> Vec<u32> {
+    let mut s = evidence_steps(v);
+    if v.evidence.iter().any(|e| e.steps.is_empty())
+        && let Some(last) = v.mechanics.steps.checked_sub(1)
+    {
+        s.push(last);
+        s.sort_unstable();
+        s.dedup();
+    }
+    s
+}
+
 /// Columns of the sheet, in order. None of them says what the machine decided.
 pub const SHEET_COLUMNS: &[&str] = &["item", "trajectory_id", "task_id", "file", "steps", "show", "human_label", "notes"];
 
