@@ -179,6 +179,13 @@ impl Verdict {
         "source",
     ];
 
+    /// A failure of the infrastructure, not of the model: left out of pass rates and class
+    /// shares, and counted on its own.
+    #[must_use]
+    pub fn is_infrastructure(&self) -> bool {
+        self.primary.as_deref() == Some("infrastructure")
+    }
+
     #[must_use]
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.iter().any(|f| f == flag)

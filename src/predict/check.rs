@@ -21,8 +21,6 @@
 //! Counts and mechanics have no sampling error here (they describe this run): they are compared
 //! exactly, have p-values of 0 or 1, and are left out of the Holm family.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::load::{Loaded, PredictionsError, resolve_arm};
@@ -214,14 +212,6 @@ enum Measure {
     Sampled { sampling: Sampling, estimate: f64, shown: String },
 }
 
-fn is_infra(v: &Verdict) -> bool {
-    v.primary.as_deref() == Some("infrastructure")
-}
-
-fn evaluated(a: &ArmRun) -> Vec<&Verdict> {
-    a.verdicts.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown).collect()
-}
-
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -238,16 +228,9 @@ fn measure(c: &Claim, a: &ArmRun, b: Option<&ArmRun>) -> Measure {
     let class = c.class.as_deref().unwrap_or_default();
     match (c.metric, b) {
         (Metric::PassRate, _) => {
-            let eval = evaluated(a);
+            let eval = crate::report::tables::evaluated(&a.verdicts);
             let passed = eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
-            let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-            for v in &eval {
-                let e = per_task.entry(v.task_id.as_str()).or_default();
-                e.0 += 1;
-                e.1 += u64::from(v.outcome == OutcomeStatus::Passed);
-            }
-            if per_task.values().any(|(n, _)| *n > 1) {
-                let tasks: Vec<TaskTrials> = per_task.values().map(|(n, k)| TaskTrials::new(*n, *k)).collect();
+            if let Some(tasks) = crate::report::tables::clustered_trials(&eval) {
                 let est = stats::pass_k_summary(&tasks, 1, PassMetric::PassAtK, 0.0).estimate.estimate;
                 let shown = format!("{} ({passed}/{} trials, {} tasks)", pct(est), eval.len(), tasks.len());
                 Measure::Sampled { sampling: Sampling::Clustered(tasks), estimate: est, shown }

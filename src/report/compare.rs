@@ -109,14 +109,10 @@ fn label(vs: &[&Verdict]) -> String {
 /// task appears only if some trial of it ran.
 fn by_task(vs: &[Verdict]) -> BTreeMap<&str, Vec<&Verdict>> {
     let mut m: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
-    for v in vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown) {
+    for v in vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown) {
         m.entry(v.task_id.as_str()).or_default().push(v);
     }
     m
-}
-
-fn is_infra(v: &Verdict) -> bool {
-    v.primary.as_deref() == Some("infrastructure")
 }
 
 /// Counts of model failures by primary class (infrastructure excluded).
@@ -124,7 +120,7 @@ fn is_infra(v: &Verdict) -> bool {
 pub fn class_counts(vs: &[Verdict]) -> ClassCounts {
     let mut classes: BTreeMap<String, u64> = BTreeMap::new();
     let mut failures = 0;
-    for v in vs.iter().filter(|v| v.primary.is_some() && !is_infra(v)) {
+    for v in vs.iter().filter(|v| v.primary.is_some() && !v.is_infrastructure()) {
         failures += 1;
         *classes.entry(v.primary.clone().unwrap_or_default()).or_default() += 1;
     }
@@ -202,7 +198,7 @@ pub fn compare_with(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict], me
         };
     }
     let count = |vs: &[Verdict]| {
-        let eval: Vec<&Verdict> = vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown).collect();
+        let eval: Vec<&Verdict> = vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown).collect();
         (eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64, eval.len() as u64)
     };
     let (ka, na) = count(a);

@@ -88,26 +88,35 @@ fn median(mut v: Vec<f64>) -> f64 {
     if v.len().is_multiple_of(2) { (v[m - 1] + v[m]) / 2.0 } else { v[m] }
 }
 
-fn is_infra(v: &Verdict) -> bool {
-    v.primary.as_deref() == Some("infrastructure")
+/// The verdicts a pass rate is computed over: neither infrastructure failures nor unknown
+/// outcomes.
+#[must_use]
+pub fn evaluated(vs: &[Verdict]) -> Vec<&Verdict> {
+    vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown).collect()
+}
+
+/// Trials and passes per task, in task order, when some task ran more than once: pass@1 is then
+/// the mean over tasks, with an interval clustered by task (the report and the predictions
+/// must agree on it).
+#[must_use]
+pub fn clustered_trials(eval: &[&Verdict]) -> Option<Vec<TaskTrials>> {
+    let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for v in eval {
+        let e = per_task.entry(v.task_id.as_str()).or_default();
+        e.0 += 1;
+        e.1 += u64::from(v.outcome == OutcomeStatus::Passed);
+    }
+    per_task.values().any(|(n, _)| *n > 1).then(|| per_task.values().map(|(n, k)| TaskTrials::new(*n, *k)).collect())
 }
 
 fn arm_row(a: &ArmRun) -> ArmRow {
     let vs = &a.verdicts;
     let tasks: BTreeSet<&str> = vs.iter().map(|v| v.task_id.as_str()).collect();
-    let infra = vs.iter().filter(|v| is_infra(v)).count() as u64;
+    let infra = vs.iter().filter(|v| v.is_infrastructure()).count() as u64;
     let unknown = vs.iter().filter(|v| v.outcome == OutcomeStatus::Unknown).count() as u64;
-    let eval: Vec<&Verdict> = vs.iter().filter(|v| !is_infra(v) && v.outcome != OutcomeStatus::Unknown).collect();
+    let eval = evaluated(vs);
     let passed = eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
-    let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for v in &eval {
-        let e = per_task.entry(v.task_id.as_str()).or_default();
-        e.0 += 1;
-        e.1 += u64::from(v.outcome == OutcomeStatus::Passed);
-    }
-    let multi = per_task.values().any(|(n, _)| *n > 1);
-    let (pass_at_1, method) = if multi {
-        let tt: Vec<TaskTrials> = per_task.values().map(|(n, c)| TaskTrials::new(*n, *c)).collect();
+    let (pass_at_1, method) = if let Some(tt) = clustered_trials(&eval) {
         let s = stats::pass_k_summary(&tt, 1, PassMetric::PassAtK, DEFAULT_CONFIDENCE);
         (s.estimate, "clustered")
     } else {
@@ -119,7 +128,7 @@ fn arm_row(a: &ArmRun) -> ArmRow {
         tasks: tasks.len() as u64,
         trials: vs.len() as u64,
         passed,
-        failed: vs.iter().filter(|v| v.primary.is_some() && !is_infra(v)).count() as u64,
+        failed: vs.iter().filter(|v| v.primary.is_some() && !v.is_infrastructure()).count() as u64,
         infrastructure: infra,
         unknown,
         evaluated: eval.len() as u64,
