@@ -19,6 +19,8 @@ pub mod model;
 pub mod predict;
 pub mod registry;
 pub mod report;
+pub mod rules;
 pub mod spotcheck;
 pub mod stats;
 pub mod study;
+pub mod util;

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use coroner::classify::fixture::{self, Expect, FixtureFile};
-use coroner::classify::{Classifier, Options, Rules};
+use coroner::classify::{Classifier, Options};
 use coroner::model::{Trajectory, Verdict};
+use coroner::rules::Rules;
 
 use crate::common::{classified, coroner, coroner_in, corpus, root, samples, tempdir};
 
@@ -100,7 +101,7 @@ fn each_double_lands_in_its_own_class_with_its_own_flag_and_nothing_else() {
     for c in rules.taxonomy.precedence.iter().filter(|c| *c != "unclassified") {
         assert!(seen_classes.contains(c), "no double for class {c}");
     }
-    for f in coroner::classify::rules::FLAGS {
+    for f in coroner::rules::FLAGS {
         assert!(seen_flags.contains(*f), "no double for flag {f}");
     }
 }

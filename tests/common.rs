@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use coroner::classify::{Classifier, Options, Rules};
+use coroner::classify::{Classifier, Options};
 use coroner::ingest::{IngestOptions, Summary};
 use coroner::model::{Trajectory, Verdict};
+use coroner::rules::Rules;
 
 /// The project root.
 pub fn root() -> PathBuf {
@@ -45,6 +46,21 @@ pub fn samples(sub: &str) -> PathBuf {
 pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
     let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
     let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
+    let mut out = Vec::new();
+    coroner::ingest::run(&opts, &mut |t| {
+        let v = c.classify(&t);
+        out.push((t, v));
+        Ok(())
+    })
+    .expect("ingest runs");
+    out
+}
+
+/// Ingests in-process with `--verdicts` files and classifies with the built-in rules.
+pub fn classified_with(paths: &[&Path], verdicts: &[PathBuf]) -> Vec<(Trajectory, Verdict)> {
+    let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
+    let opts =
+        IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), verdicts: verdicts.to_vec(), ..IngestOptions::default() };
     let mut out = Vec::new();
     coroner::ingest::run(&opts, &mut |t| {
         let v = c.classify(&t);

@@ -1,7 +1,7 @@
 //! Claude Code session transcripts (real 2.1.14 corpus and samples), stream-json output, the
 //! 2.1.144 tool list capture, and broken transcripts.
 
-use coroner::ingest::adapters::claude_code::tools_capture;
+use coroner::ingest::adapters::agent_cli::claude_code::tools_capture;
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, Role, TerminationKind, Trajectory};
 
@@ -23,7 +23,7 @@ fn real_session_rebuilds_streamed_turns_and_the_stop_hook() {
     let t = &ts[0];
     assert_eq!(t.task_id, "hello-world-script", "a generic file name takes its directory");
     assert_eq!(t.workdir.as_deref(), Some("/tmp/tmp74wiyiny"), "the session's cwd is its workspace, though it lies in /tmp");
-    let c = coroner::classify::Classifier::new(coroner::classify::Rules::builtin().unwrap(), Vec::new(), Default::default());
+    let c = coroner::classify::Classifier::new(coroner::rules::Rules::builtin().unwrap(), Vec::new(), Default::default());
     assert_eq!(c.classify(t).mechanics.successful_mutations, 2, "`chmod +x /tmp/tmp74wiyiny/hello.sh` changes the workspace");
     assert_eq!(t.session_id.as_deref(), Some("de3b8b19-5bc0-4a2a-934a-1b6806567e25"));
     assert_eq!(t.harness, "claude-code");

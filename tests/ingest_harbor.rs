@@ -93,7 +93,7 @@ fn harbor_job_directories_join_trial_results() {
 
 #[test]
 fn harbor_exceptions_map_to_budgets_and_infrastructure() {
-    use coroner::ingest::adapters::harbor::termination_for_exception;
+    use coroner::ingest::adapters::terminal::harbor::termination_for_exception;
     use coroner::model::{Budget, Enforcer};
     let t = termination_for_exception("AgentTimeoutError", "Agent execution timed out after 600.0 seconds");
     assert_eq!(

@@ -3,8 +3,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use coroner::ingest::adapters::inspect::read_eval;
-use coroner::ingest::adapters::inspect_eval::Limits;
+use coroner::ingest::adapters::inspect::eval::Limits;
+use coroner::ingest::adapters::inspect::log::read_eval;
 use coroner::ingest::format::{FileEntry, Output, Unit};
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};

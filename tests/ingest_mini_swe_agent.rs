@@ -1,7 +1,7 @@
 //! mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
 
 use coroner::ingest::FileStatus;
-use coroner::ingest::adapters::mini_swe_agent::{MiniSweAgent, RunLimits, termination_for_status};
+use coroner::ingest::adapters::swe::mini_swe_agent::{MiniSweAgent, RunLimits, termination_for_status};
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};

@@ -1,6 +1,6 @@
 //! OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 
-use coroner::ingest::adapters::openhands::termination_for_error;
+use coroner::ingest::adapters::swe::openhands::termination_for_error;
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind};
 

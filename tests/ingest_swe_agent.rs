@@ -1,7 +1,7 @@
 //! SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
 
 use coroner::ingest::InputErrorKind;
-use coroner::ingest::adapters::swe_agent::{RunLimits, SweAgent, termination_for_status};
+use coroner::ingest::adapters::swe::swe_agent::{RunLimits, SweAgent, termination_for_status};
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind};

@@ -1,6 +1,6 @@
 //! Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 
-use coroner::ingest::adapters::terminal_bench::termination_for_failure_mode;
+use coroner::ingest::adapters::terminal::terminal_bench::termination_for_failure_mode;
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, Enforcer, OutcomeStatus, TerminationKind, Trajectory};
 

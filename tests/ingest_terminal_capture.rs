@@ -1,7 +1,7 @@
 //! Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
 
 use coroner::ingest::FileStatus;
-use coroner::ingest::adapters::terminal_capture::{clean, parse};
+use coroner::ingest::adapters::terminal::terminal_capture::{clean, parse};
 use coroner::model::{Budget, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
 
 use crate::common::{corpus, ingest, samples, tempdir};

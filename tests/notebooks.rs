@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use coroner::classify::Rules;
 use coroner::model::Verdict;
 use coroner::report::tables;
+use coroner::rules::Rules;
 use coroner::study::{Study, run_study};
 use serde_json::Value;
 

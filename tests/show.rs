@@ -1,7 +1,7 @@
 //! `coroner show`: evidence marked, long blocks folded, trajectories chosen by id, task or
 //! index, and a hostile transcript's escape sequences neutralized.
 
-use coroner::classify::Rules;
+use coroner::rules::Rules;
 use coroner::spotcheck::render::{Format, ShowOptions, render};
 
 use crate::common::{classified, coroner, samples, tempdir};

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use coroner::classify::Rules;
 use coroner::model::{OutcomeStatus, TerminationKind, Trajectory, Verdict};
+use coroner::rules::Rules;
 use coroner::spotcheck::sample::{Key, KeyItem, SHEET_COLUMNS};
 use coroner::stats::{ConfusionMatrix, cohen_kappa};
 
@@ -309,7 +309,7 @@ fn the_sheet_is_blind() {
     for c in &rules.taxonomy.precedence {
         forbidden.extend([c.clone(), c.replace('_', "-"), c.replace('_', " ")]);
     }
-    for f in coroner::classify::rules::FLAGS {
+    for f in coroner::rules::FLAGS {
         forbidden.extend([f.to_string(), f.replace('_', "-")]);
     }
     forbidden.extend(rules.taxonomy.rules.iter().map(|r| r.id.clone()));

@@ -60,3 +60,5 @@ mod show;
 mod spotcheck;
 /// The statistics library against every row of the reference vectors in ../shared/stats.
 mod stats;
+/// Every sample and corpus verdict is as before the interpretation redesign, or a listed change with its reason.
+mod verdicts_unchanged;

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::profile::Profile;
 use super::shell;
 use crate::model::{CallRef, ToolResult, Trajectory};
+use crate::rules::profile::Profile;
 
 /// One tool call, interpreted.
 #[derive(Debug, Clone)]

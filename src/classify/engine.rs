@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use super::actions::{Action, actions};
 use super::mechanics::{self, final_reply, final_text};
 use super::oracle::{LoadedRegistry, Oracle};
-use super::profile::Profile;
-use super::rules::Rules;
 use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
 use crate::registry::Knowledge;
+use crate::rules::Rules;
+use crate::rules::profile::Profile;
 
 /// Settings that are not rules: limits from a study file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -264,7 +264,7 @@ fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
                 "flag-passed-after-timeout",
                 "passed_after_timeout",
                 ex,
-                m.budget.map(|b| format!("budget: {}", crate::ingest::writer::snake(&b))),
+                m.budget.map(|b| format!("budget: {}", crate::util::snake(&b))),
             ),
         );
     }
@@ -307,11 +307,11 @@ fn infrastructure(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) 
 
 fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, limits: &Options, f: &mut Findings) {
     if m.termination == TerminationKind::Budget {
-        let b = m.budget.map_or_else(|| "unspecified".to_string(), |b| crate::ingest::writer::snake(&b));
+        let b = m.budget.map_or_else(|| "unspecified".to_string(), |b| crate::util::snake(&b));
         let ex = status_excerpt(t).unwrap_or("");
         let mut detail = format!("budget: {b}");
         if let Some(by) = t.termination.enforced_by {
-            detail.push_str(&format!(", enforced by {}", crate::ingest::writer::snake(&by)));
+            detail.push_str(&format!(", enforced by {}", crate::util::snake(&by)));
         }
         if let (Some(l), Some(c)) = (t.termination.limit, t.termination.consumed) {
             detail.push_str(&format!(", {c} of {l}"));
@@ -573,7 +573,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &m
 fn unclassified_reason(t: &Trajectory, m: &Mechanics, oracle: &Oracle<'_>) -> String {
     format!(
         "checked: termination {} (no infrastructure or budget), {} tool calls against {} (no rejected unknown tool), {} successful changes and no plan text, final message {:?}, {} steps{}",
-        crate::ingest::writer::snake(&m.termination),
+        crate::util::snake(&m.termination),
         m.tool_calls,
         oracle.source,
         m.successful_mutations,

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::actions::Action;
-use super::profile::Profile;
 use crate::model::{Budget, FinalMessage, Mechanics, Role, Step, TerminationKind, Trajectory};
+use crate::rules::profile::Profile;
 
 /// How the run ended, after resolving a raw status the adapter could not map.
 #[must_use]
@@ -96,7 +96,7 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], p: &Profile, unknown_calls: 
             acts.iter().any(|a| (a.at.step as usize) > s && (a.at.step as usize) < next_error && a.ok == Some(true))
         })
         .count();
-    let changed = |pats: &super::profile::Phrases| -> Vec<String> {
+    let changed = |pats: &crate::rules::profile::Phrases| -> Vec<String> {
         let mut v: Vec<String> = writes.keys().filter(|f| pats.is_match(f)).map(|f| (*f).to_string()).collect();
         v.sort();
         v

@@ -5,11 +5,8 @@ pub mod engine;
 pub mod fixture;
 pub mod mechanics;
 pub mod oracle;
-pub mod profile;
-pub mod rules;
 pub mod shell;
 pub mod table;
 
 pub use engine::{Classifier, Options};
 pub use oracle::LoadedRegistry;
-pub use rules::{Rules, RulesError};

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use super::profile::Profile;
 use crate::model::Trajectory;
 use crate::registry::near::near_miss;
 use crate::registry::{Knowledge, Registry};
+use crate::rules::profile::Profile;
 
 /// A registry given on the command line, with the file it came from.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use crate::ingest::writer::snake;
 use crate::model::Verdict;
+use crate::util::snake;
 
 /// One row per verdict.
 ///

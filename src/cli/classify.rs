@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::classify::{Classifier, Options, Rules};
+use crate::classify::{Classifier, Options};
 use crate::exit;
 use crate::ingest::IngestOptions;
 use crate::model::{OutcomeStatus, Verdict};
+use crate::rules::Rules;
 
 /// Classify every failed trajectory into a failure mode, with evidence a person can check.
 ///
@@ -72,7 +73,7 @@ impl ClassifyOptions {
 
     /// The same options as command-line arguments, to print a command a person can re-run.
     pub fn as_args(&self) -> Vec<String> {
-        use crate::ingest::diag::display_path;
+        use crate::util::display_path;
         let mut v = Vec::new();
         for r in &self.registry {
             v.extend(["--registry".to_string(), display_path(r)]);

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::report::{ReportFormat, StudyArgs};
-use crate::classify::Rules;
 use crate::exit;
 use crate::predict::{self, DesignInfo, Loaded, Lock};
 use crate::report::render::Fit;
+use crate::rules::Rules;
 use crate::study::Study;
 
 /// Pre-registered predictions: seal them before a run, check them after it in CI.
@@ -262,7 +262,7 @@ fn seal(a: &SealArgs) -> u8 {
         predictions_file: a.predictions.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         predictions_sha256: digest,
         rules_sha256: rules.digest.clone(),
-        study: a.study.as_ref().map(|s| crate::ingest::diag::display_path(&relative_to(s, out.parent().unwrap_or(Path::new(""))))),
+        study: a.study.as_ref().map(|s| crate::util::display_path(&relative_to(s, out.parent().unwrap_or(Path::new(""))))),
         registries,
         design: rows.iter().map(|(_, d)| d.clone()).collect(),
     };
@@ -278,9 +278,7 @@ fn seal(a: &SealArgs) -> u8 {
         return exit::IO;
     }
     if let Some(first) = &earliest {
-        let late = crate::ingest::adapters::common::parse_time(first)
-            .zip(crate::ingest::adapters::common::parse_time(&sealed_at))
-            .is_some_and(|(f, s)| s > f);
+        let late = crate::util::parse_time(first).zip(crate::util::parse_time(&sealed_at)).is_some_and(|(f, s)| s > f);
         if late {
             eprintln!(
                 "warning: the study's transcripts already exist and begin at {first}, before this seal ({sealed_at}): `predict check` will refuse it as late without --allow-late"
@@ -290,7 +288,7 @@ fn seal(a: &SealArgs) -> u8 {
     let mut msg = format!(
         "sealed {} into {} at {sealed_at} (coroner {}{})\n",
         loaded.shown,
-        crate::ingest::diag::display_path(&out),
+        crate::util::display_path(&out),
         lock.coroner_version,
         lock.git_commit.as_deref().map(|c| format!(", commit {}", c.get(..12).unwrap_or(c))).unwrap_or_default()
     );
@@ -345,7 +343,7 @@ fn check(a: &CheckArgs) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let lock_shown = crate::ingest::diag::display_path(&lock_path);
+    let lock_shown = crate::util::display_path(&lock_path);
     let title = loaded.file.title.clone().unwrap_or_else(|| loaded.shown.clone());
     let mut report = match predict::check(&loaded, &lock, &lock_shown, &run, &rules.taxonomy.precedence, a.allow_late) {
         Ok(r) => r,
@@ -362,11 +360,11 @@ fn check(a: &CheckArgs) -> u8 {
     // A seal cannot precede the commit it was made at: a commit dated later than the seal says
     // the seal's time was set back.
     let lock_dir = lock_path.parent().unwrap_or(Path::new(""));
-    report.seal.commit_after_seal = lock.git_commit.as_deref().and_then(|c| predict::seal::commit_time(lock_dir, c)).filter(|t| {
-        crate::ingest::adapters::common::parse_time(t)
-            .zip(crate::ingest::adapters::common::parse_time(&lock.sealed_at))
-            .is_some_and(|(c, s)| c > s)
-    });
+    report.seal.commit_after_seal = lock
+        .git_commit
+        .as_deref()
+        .and_then(|c| predict::seal::commit_time(lock_dir, c))
+        .filter(|t| crate::util::parse_time(t).zip(crate::util::parse_time(&lock.sealed_at)).is_some_and(|(c, s)| c > s));
     let text = match a.format {
         ReportFormat::Table => predict::render::terminal(&report, fit()),
         ReportFormat::Markdown => predict::render::markdown(&report),
@@ -398,7 +396,7 @@ fn retract(a: &RetractArgs) -> u8 {
         eprintln!("error: failed to retract `{}`: the note is empty\n  help: say why it is withdrawn: --note \"…\"", a.id);
         return exit::USAGE;
     }
-    let shown = crate::ingest::diag::display_path(&a.predictions);
+    let shown = crate::util::display_path(&a.predictions);
     let text = match std::fs::read_to_string(&a.predictions) {
         Ok(t) => t,
         Err(e) => {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::classify::Rules;
 use crate::exit;
 use crate::report::export::ChartFormats;
 use crate::report::render::Fit;
+use crate::rules::Rules;
 use crate::study::{Study, StudyRun};
 
 /// The sample study `coroner report` runs with no arguments, from a checkout.

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::classify::Rules;
 use crate::exit;
+use crate::rules::Rules;
 
 /// Show the failure taxonomy, its rules and the harness profiles.
 #[derive(Debug, Args)]
@@ -66,7 +66,7 @@ pub fn list(rules: &Rules) -> String {
         }
     }
     out.push_str("\nFlags:\n");
-    for f in crate::classify::rules::FLAGS {
+    for f in crate::rules::FLAGS {
         let rs: Vec<&str> = rules.taxonomy.rules.iter().filter(|r| r.supports == *f).map(|r| r.id.as_str()).collect();
         let _ = writeln!(out, "  {:<24} {}", f, if rs.is_empty() { "(set by the class rules)".to_string() } else { rs.join(", ") });
     }
@@ -99,7 +99,7 @@ pub fn explain(rules: &Rules, name: &str) -> Option<String> {
             r.id, r.supports, r.message, r.what, r.why, r.example
         ));
     }
-    if crate::classify::rules::FLAGS.contains(&name) {
+    if crate::rules::FLAGS.contains(&name) {
         let rs: Vec<String> = rules
             .taxonomy
             .rules

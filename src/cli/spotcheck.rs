@@ -10,13 +10,13 @@ use super::classify::ClassifyOptions;
 use crate::classify::Classifier;
 use crate::exit;
 use crate::ingest::IngestOptions;
-use crate::ingest::diag::display_path;
 use crate::model::Verdict;
 use crate::report::sanitize;
 use crate::spotcheck::audit::{self, Facts};
 use crate::spotcheck::labels::Vocabulary;
 use crate::spotcheck::sample::{self, Key, KeyItem, SampleOptions, SheetRow};
 use crate::spotcheck::score;
+use crate::util::display_path;
 
 /// Spot-check the classifier by hand: sample, label, score; audit existing labels.
 #[derive(Debug, Args)]
@@ -228,7 +228,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
         }
         rules.get_or_insert(c.rules);
     }
-    let rules = match rules.map_or_else(|| crate::classify::Rules::load(a.classify.rules.as_deref()), Ok) {
+    let rules = match rules.map_or_else(|| crate::rules::Rules::load(a.classify.rules.as_deref()), Ok) {
         Ok(r) => r,
         Err(e) => {
             super::print_diagnostic(&e);
@@ -288,7 +288,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
 }
 
 fn run_score(a: &ScoreArgs) -> u8 {
-    let rules = match crate::classify::Rules::load(a.rules.as_deref()) {
+    let rules = match crate::rules::Rules::load(a.rules.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             super::print_diagnostic(&e);

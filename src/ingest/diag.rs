@@ -5,7 +5,6 @@
 //! reports it with the line and column it has in the real file.
 
 use std::fmt;
-use std::path::Path;
 
 use miette::{Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
@@ -272,12 +271,6 @@ pub fn render_plain(d: &dyn Diagnostic) -> String {
         s = d.to_string();
     }
     s
-}
-
-/// Shown path for `path`: as given, with `/` separators.
-#[must_use]
-pub fn display_path(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
 }
 
 #[cfg(test)]

@@ -11,13 +11,14 @@ use rayon::prelude::*;
 
 use super::adapters;
 use super::detect::{Detected, detect};
-use super::diag::{InputError, InputErrorKind, display_path};
+use super::diag::{InputError, InputErrorKind};
 use super::format::{Adapter, Ctx, FileEntry, FileRole, FileSet, Output, Unit};
 use super::join::{JoinIndex, Scope};
 use super::probe::Probe;
 use super::source::Source;
 use super::walk;
 use crate::model::{RECORD_VERSION, Trajectory, pair_results, trajectory_id};
+use crate::util::display_path;
 
 /// What to ingest and how.
 #[derive(Debug, Clone, Default)]

@@ -39,14 +39,14 @@ impl Source {
             return Err(InputError::new(InputErrorKind::Empty, display, "read a transcript: the file is empty")
                 .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"));
         }
-        let sha256 = sha256_hex(&bytes);
+        let sha256 = crate::util::sha256_hex(&bytes);
         Ok(Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() })
     }
 
     /// An in-memory source (tests, ZIP members).
     #[must_use]
     pub fn from_bytes(path: &Path, display: &str, bytes: Vec<u8>) -> Self {
-        let sha256 = sha256_hex(&bytes);
+        let sha256 = crate::util::sha256_hex(&bytes);
         Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() }
     }
 
@@ -101,11 +101,6 @@ impl Source {
     }
 }
 
-#[must_use]
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
 /// sha256 of a file read in chunks, for files too large to hold (archives, event streams).
 ///
 /// # Errors
@@ -123,16 +118,7 @@ pub fn sha256_file(path: &Path, shown: &str) -> Result<String, InputError> {
         }
         h.update(&chunk[..n]);
     }
-    Ok(hex(&h.finalize()))
-}
-
-#[must_use]
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    Ok(crate::util::hex(&h.finalize()))
 }
 
 #[must_use]

@@ -7,8 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::diag::{InputError, InputErrorKind, display_path};
+use super::diag::{InputError, InputErrorKind};
 use super::format::FileEntry;
+use crate::util::display_path;
 
 /// Every file under `inputs`, in a stable order, and the problems met while walking.
 #[must_use]

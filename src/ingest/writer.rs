@@ -4,6 +4,7 @@
 //! Both stream: JSONL line by line, Parquet in row groups of [`PARQUET_BATCH`] records, so
 //! memory holds one batch, not the run.
 
+use crate::util::snake;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -163,13 +164,4 @@ pub fn summary_frame(rows: &[Trajectory]) -> PolarsResult<DataFrame> {
         Column::new("source".into(), os(&|t| t.provenance.files.first().map(|f| f.path.clone()))),
         Column::new("record".into(), s(&|t| serde_json::to_string(t).unwrap_or_default())),
     ])
-}
-
-/// The serde name of a unit enum variant (`budget`, `wall_time`, ...).
-#[must_use]
-pub fn snake<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
 }

@@ -355,7 +355,7 @@ pub fn evaluate(loaded: &Loaded, run: &StudyRun, seal: SealSummary) -> CheckRepo
     let alpha = loaded.file.alpha;
     let names: Vec<String> = run.arms.iter().map(|a| a.name.clone()).collect();
     let arm = |n: &str| resolve_arm(&names, n).and_then(|n| run.arm(n));
-    let first_run = seal.earliest.as_deref().and_then(crate::ingest::adapters::common::parse_time);
+    let first_run = seal.earliest.as_deref().and_then(crate::util::parse_time);
     let mut out = Vec::new();
     // (index into out, p for, p against) for the Holm family.
     let mut family: Vec<(usize, f64, f64)> = Vec::new();
@@ -382,7 +382,7 @@ pub fn evaluate(loaded: &Loaded, run: &StudyRun, seal: SealSummary) -> CheckRepo
         };
         if let Some(r) = &p.retracted {
             e.status = Status::Retracted;
-            let at = crate::ingest::adapters::common::parse_time(&r.at);
+            let at = crate::util::parse_time(&r.at);
             if let (Some(at), Some(first)) = (at, first_run)
                 && at > first
             {
@@ -510,7 +510,7 @@ pub fn check(
     let digest = super::digest::predictions_digest(&loaded.text).unwrap_or_default();
     let mut problems = super::seal::verify(lock, &digest, &run.rules_digest, &run.registries);
     let first = super::seal::earliest(run.arms.iter().filter_map(|a| a.earliest.as_deref()));
-    let sealed = crate::ingest::adapters::common::parse_time(&lock.sealed_at);
+    let sealed = crate::util::parse_time(&lock.sealed_at);
     let late = match (sealed, first) {
         (Some(s), Some((f, _))) => s > f,
         // A lock whose time does not parse cannot show it preceded the run.

@@ -28,7 +28,7 @@ pub fn predictions_digest(text: &str) -> Result<String, toml_edit::TomlError> {
 /// sha256 of bytes, as lowercase hex.
 #[must_use]
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    crate::ingest::source::hex(&Sha256::digest(bytes))
+    crate::util::hex(&Sha256::digest(bytes))
 }
 
 /// Why a retraction could not be recorded.

@@ -57,7 +57,7 @@ impl Loaded {
     /// Unreadable, invalid TOML (with its span), or claims that are inconsistent (every one
     /// labelled).
     pub fn read(path: &Path) -> Result<Self, PredictionsError> {
-        let shown = crate::ingest::diag::display_path(path);
+        let shown = crate::util::display_path(path);
         let text = std::fs::read_to_string(path).map_err(|e| PredictionsError::plain(&shown, format!("cannot read it: {e}")))?;
         Self::parse(path, &shown, text)
     }
@@ -255,7 +255,7 @@ impl Loaded {
                 if r.note.trim().is_empty() {
                     out.push(Problem { span: at(i, &["retracted", "note"]), text: "the retraction has no note".into(), help: None });
                 }
-                if crate::ingest::adapters::common::parse_time(&r.at).is_none() {
+                if crate::util::parse_time(&r.at).is_none() {
                     out.push(Problem {
                         span: at(i, &["retracted", "at"]),
                         text: format!("`{}` is not an RFC 3339 time", r.at),

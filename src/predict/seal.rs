@@ -81,7 +81,7 @@ impl Lock {
     /// Unreadable, not TOML, or not a lock (with the span).
     #[expect(clippy::result_large_err, reason = "the diagnostic carries its source for the labels; it is built once, on the way out")]
     pub fn read(path: &Path) -> Result<Self, LockError> {
-        let shown = crate::ingest::diag::display_path(path);
+        let shown = crate::util::display_path(path);
         let text = std::fs::read_to_string(path).map_err(|e| LockError {
             file: shown.clone(),
             message: if e.kind() == std::io::ErrorKind::NotFound { "it does not exist".into() } else { format!("cannot read it: {e}") },
@@ -295,7 +295,7 @@ pub fn git_commit(dir: &Path) -> Option<String> {
 /// The earliest of the run's first-trajectory times, by time rather than by text.
 #[must_use]
 pub fn earliest<'a>(times: impl IntoIterator<Item = &'a str>) -> Option<(jiff::Timestamp, &'a str)> {
-    times.into_iter().filter_map(|s| crate::ingest::adapters::common::parse_time(s).map(|t| (t, s))).min_by_key(|(t, _)| *t)
+    times.into_iter().filter_map(|s| crate::util::parse_time(s).map(|t| (t, s))).min_by_key(|(t, _)| *t)
 }
 
 #[cfg(test)]
@@ -353,7 +353,7 @@ mod tests {
         assert_eq!(now(Some("2026-02-19T12:00:00+01:00")).unwrap(), "2026-02-19T11:00:00Z");
         assert!(now(Some("yesterday")).is_err());
         let t = now(None).unwrap();
-        assert!(crate::ingest::adapters::common::parse_time(&t).is_some(), "{t}");
+        assert!(crate::util::parse_time(&t).is_some(), "{t}");
         let e = earliest(["2026-02-20T10:00:00Z", "2026-02-20T09:30:00+00:00", "garbage"]).unwrap();
         assert_eq!(e.1, "2026-02-20T09:30:00+00:00");
     }

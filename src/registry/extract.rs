@@ -17,8 +17,8 @@ use super::literal::{StrLit, is_tool_name, namespace_prefix, string_value};
 use super::model::{Confidence, Namespace, Registry, Skipped, Tool, Unresolved};
 use super::query::{PatternKind, QuerySet};
 use super::yaml;
-use crate::ingest::diag::display_path;
-use crate::ingest::source::sha256_hex;
+use crate::util::display_path;
+use crate::util::sha256_hex;
 
 /// Source files larger than this are generated or bundled code, not a registry; skipping
 /// them keeps one minified bundle from dominating the run.

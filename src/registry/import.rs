@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::model::{Confidence, Namespace, REGISTRY_VERSION, Registry, Tool, ToolSet};
-use crate::ingest::diag::{InputError, InputErrorKind, display_path};
+use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::source::Source;
+use crate::util::display_path;
 
 /// How an imported list is filed.
 #[derive(Debug, Clone, Default)]
@@ -89,7 +90,7 @@ pub fn import(path: &Path, opts: &ImportOptions, into: Option<Registry>) -> Resu
             if reg.sha256.is_empty() || reg.tools.is_empty() {
                 // The digest of a versions-only registry covers every imported file.
                 let all: Vec<String> = reg.versions.values().filter_map(|s| s.sha256.clone()).collect();
-                reg.sha256 = crate::ingest::source::sha256_hex(all.join("\n").as_bytes());
+                reg.sha256 = crate::util::sha256_hex(all.join("\n").as_bytes());
             }
         }
         None => {

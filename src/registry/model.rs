@@ -200,7 +200,7 @@ impl Registry {
     pub fn content_digest(&self) -> String {
         use sha2::{Digest, Sha256};
         let bytes = serde_json::to_vec(self).unwrap_or_default();
-        crate::ingest::source::hex(&Sha256::digest(&bytes))
+        crate::util::hex(&Sha256::digest(&bytes))
     }
 
     /// An empty registry for `harness`.

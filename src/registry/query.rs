@@ -143,13 +143,13 @@ impl QuerySet {
     /// An unreadable directory or file, a file named after no language, or a bad query.
     #[expect(clippy::result_large_err, reason = "a load error is built once, on the way out; boxing it would only move the allocation")]
     pub fn add_dir(&mut self, dir: &Path, langs: &[Lang]) -> Result<(), QueryError> {
-        let shown = crate::ingest::diag::display_path(dir);
+        let shown = crate::util::display_path(dir);
         let read = std::fs::read_dir(dir).map_err(|source| QueryError::Io { path: shown.clone(), source })?;
         let mut files: Vec<_> =
             read.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "scm")).collect();
         files.sort();
         for path in files {
-            let shown = crate::ingest::diag::display_path(&path);
+            let shown = crate::util::display_path(&path);
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
             let targets = Lang::of_query_stem(stem).ok_or_else(|| QueryError::UnknownLanguage { path: shown.clone() })?;
             let text = std::fs::read_to_string(&path).map_err(|source| QueryError::Io { path: shown.clone(), source })?;

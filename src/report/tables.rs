@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::classify::Rules;
-use crate::ingest::writer::snake;
 use crate::model::{OutcomeStatus, Verdict};
+use crate::rules::Rules;
 use crate::stats::{self, DEFAULT_CONFIDENCE, Estimate, Interval, PassMetric, Proportion, TaskTrials};
 use crate::study::{ArmRun, StudyRun};
+use crate::util::snake;
 
 /// One arm's headline numbers.
 #[derive(Debug, Clone, Serialize)]

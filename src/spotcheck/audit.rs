@@ -37,7 +37,7 @@ pub struct LabelRow {
 /// When the file cannot be read or lacks the columns.
 pub fn read_labels(path: &Path) -> Result<Vec<LabelRow>, SpotcheckError> {
     const EXPECTED: &str = "a CSV with trajectory_id or task_id, label, and optionally steps";
-    let shown = crate::ingest::diag::display_path(path);
+    let shown = crate::util::display_path(path);
     let (headers, rows) = super::labels::read_rows(path)?;
     let col = |names: &[&str]| headers.iter().position(|h| names.contains(&h.as_str()));
     let id = col(&["trajectory_id", "id"]);
@@ -270,7 +270,7 @@ fn budget_left(f: &Facts) -> Option<String> {
     }
     let mut limits: Vec<(String, f64, f64)> = Vec::new();
     if let (Some(c), Some(l)) = (f.termination.consumed, f.termination.limit) {
-        let what = f.termination.budget.map_or_else(|| "budget".to_string(), |b| crate::ingest::writer::snake(&b));
+        let what = f.termination.budget.map_or_else(|| "budget".to_string(), |b| crate::util::snake(&b));
         limits.push((what, c, l));
     }
     if let Some(l) = f.step_limit {
@@ -285,7 +285,7 @@ fn budget_left(f: &Facts) -> Option<String> {
         return None;
     }
     let used: Vec<String> = limits.iter().map(|(w, c, l)| format!("{c} of {l} {w}")).collect();
-    let ended = crate::ingest::writer::snake(&f.termination.kind);
+    let ended = crate::util::snake(&f.termination.kind);
     Some(if used.is_empty() {
         format!("the run ended {ended}, not by a budget, and no limit is known to have been reached")
     } else {

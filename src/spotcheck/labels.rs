@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::SpotcheckError;
-use crate::classify::rules::FLAGS;
+use crate::rules::FLAGS;
 
 /// The label for a trajectory that did not fail (the machine has no class for it).
 pub const PASSED: &str = "passed";
@@ -90,7 +90,7 @@ pub type Rows = (Vec<String>, Vec<(u64, csv::StringRecord)>);
 /// # Errors
 /// When the file cannot be read or is not CSV.
 pub fn read_rows(path: &Path) -> Result<Rows, SpotcheckError> {
-    let shown = crate::ingest::diag::display_path(path);
+    let shown = crate::util::display_path(path);
     let bytes = std::fs::read(path).map_err(|e| SpotcheckError::read(&shown, &e))?;
     let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());
     let headers: Vec<String> = r.headers().map_err(|e| SpotcheckError::read(&shown, &e))?.iter().map(normalize).collect();

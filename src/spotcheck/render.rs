@@ -250,9 +250,9 @@ fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, St
     }
     h.push(("outcome", outcome));
     let term = &t.termination;
-    let mut ended = crate::ingest::writer::snake(&term.kind);
+    let mut ended = crate::util::snake(&term.kind);
     if let Some(b) = term.budget {
-        let _ = write!(ended, ", budget {}", crate::ingest::writer::snake(&b));
+        let _ = write!(ended, ", budget {}", crate::util::snake(&b));
     }
     match (term.consumed, term.limit) {
         (Some(c), Some(l)) => {
@@ -264,7 +264,7 @@ fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, St
         _ => {}
     }
     if let Some(by) = term.enforced_by {
-        let _ = write!(ended, ", enforced by {}", crate::ingest::writer::snake(&by));
+        let _ = write!(ended, ", enforced by {}", crate::util::snake(&by));
     }
     if let Some(r) = &term.raw {
         let _ = write!(ended, " (status {r})");

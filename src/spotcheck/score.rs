@@ -32,7 +32,7 @@ pub struct SheetLabel {
 /// # Errors
 /// When the file cannot be read or lacks the columns.
 pub fn read_sheet(path: &Path) -> Result<Vec<SheetLabel>, SpotcheckError> {
-    let shown = crate::ingest::diag::display_path(path);
+    let shown = crate::util::display_path(path);
     let (headers, rows) = super::labels::read_rows(path)?;
     let col = |names: &[&str]| headers.iter().position(|h| names.contains(&h.as_str()));
     let item = col(&["item"]).ok_or_else(|| SpotcheckError::columns(&shown, "item", "a sheet from `coroner spotcheck sample`"))?;
@@ -58,7 +58,7 @@ pub fn read_sheet(path: &Path) -> Result<Vec<SheetLabel>, SpotcheckError> {
 /// # Errors
 /// When the file cannot be read or is not a key.
 pub fn read_key(path: &Path) -> Result<Key, SpotcheckError> {
-    let shown = crate::ingest::diag::display_path(path);
+    let shown = crate::util::display_path(path);
     let text = std::fs::read_to_string(path).map_err(|e| SpotcheckError::read(&shown, &e))?;
     serde_json::from_str(&text).map_err(|e| SpotcheckError::read(&shown, &e))
 }

@@ -105,7 +105,7 @@ impl Study {
     /// # Errors
     /// Invalid TOML (with a span), no arms, duplicate arm names, inputs that match nothing.
     pub fn load(path: &Path) -> Result<(Self, Vec<ResolvedArm>), StudyError> {
-        let shown = crate::ingest::diag::display_path(path);
+        let shown = crate::util::display_path(path);
         let text = std::fs::read_to_string(path).map_err(|e| StudyError::new(&shown, format!("cannot read it: {e}")))?;
         let study: Study = toml::from_str(&text).map_err(|e| StudyError {
             file: shown.clone(),

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{BudgetSpec, ResolvedArm};
-use crate::classify::{Classifier, LoadedRegistry, Options, Rules};
+use crate::classify::{Classifier, LoadedRegistry, Options};
 use crate::ingest::{IngestOptions, InputError};
 use crate::model::Verdict;
+use crate::rules::Rules;
 
 /// The verdicts of one arm.
 #[derive(Debug, Clone)]
@@ -64,7 +65,7 @@ fn first_time(t: &crate::model::Trajectory) -> Option<String> {
 
 /// Keeps the earlier of `earliest` and `candidate`, compared as times (not as text).
 fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
-    use crate::ingest::adapters::common::parse_time;
+    use crate::util::parse_time;
     // A time that does not parse cannot be compared; it never becomes the earliest.
     if let Some(f) = candidate
         && parse_time(&f).is_some()
@@ -79,7 +80,7 @@ fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
 /// # Errors
 /// An unreadable registry or a source tree without files.
 pub fn load_registry(path: &std::path::Path) -> Result<LoadedRegistry, RunError> {
-    let shown = crate::ingest::diag::display_path(path);
+    let shown = crate::util::display_path(path);
     if path.is_dir() {
         let queries =
             crate::registry::QuerySet::builtin(&crate::registry::Lang::ALL).map_err(|e| RunError::Extract(shown.clone(), e.to_string()))?;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::common::blank;
+use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker, structure};
 use crate::ingest::probe::Probe;
@@ -84,7 +84,7 @@ fn task_id(testdir: Option<&str>, path: &Path, testcase: Option<&str>) -> String
         let ex = ex.trim_end_matches('/').split('/').next()?;
         Some(format!("{lang}/{ex}"))
     };
-    let dir = path.parent().map(crate::ingest::diag::display_path);
+    let dir = path.parent().map(crate::util::display_path);
     testdir
         .and_then(from)
         .or_else(|| dir.as_deref().and_then(from))

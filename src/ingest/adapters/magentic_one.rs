@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text};
+use crate::ingest::adapters::shared::common::{blank, content_text};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -199,7 +199,7 @@ fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
         let text = content_text(&m.content);
         let first = text.lines().next().unwrap_or("").trim().to_string();
         let source = "Orchestrator (termination condition)";
-        let number = |after: &str| super::common::number_after(&first, after);
+        let number = |after: &str| crate::ingest::adapters::shared::common::number_after(&first, after);
         let mut t = if first.starts_with("Max rounds") {
             let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
             t.limit = number("Max rounds (");

@@ -1,30 +1,17 @@
 //! One adapter per format, and the ordered list detection walks.
 
+pub mod agent_cli;
 pub mod aider;
-pub mod atif;
-pub mod chat_anthropic;
-pub mod chat_api;
-pub mod chat_openai;
-pub mod claude_code;
-pub mod codex;
-pub mod common;
+pub mod chat;
 pub mod coroner_jsonl;
-pub mod gemini_cli;
-pub mod harbor;
 pub mod inspect;
-pub mod inspect_eval;
-pub mod inspect_json;
-pub mod lines;
 pub mod magentic_one;
-pub mod mini_swe_agent;
-pub mod openhands;
 pub mod otel;
-pub mod sidecar;
-pub mod swe_agent;
+pub mod shared;
+pub mod swe;
 pub mod talos;
 pub mod tau_bench;
-pub mod terminal_bench;
-pub mod terminal_capture;
+pub mod terminal;
 
 use super::format::Adapter;
 use super::outcomes::{swebench, table};
@@ -34,44 +21,44 @@ use super::outcomes::{swebench, table};
 pub fn all() -> &'static [&'static dyn Adapter] {
     &[
         &coroner_jsonl::CoronerJsonl,
-        &harbor::HarborTrial,
-        &atif::Atif,
-        &mini_swe_agent::MiniSweAgent,
-        &swe_agent::SweAgent,
-        &harbor::HarborJob,
-        &sidecar::LiteLlmLog,
-        &sidecar::SweAgentConfig,
+        &terminal::harbor::HarborTrial,
+        &terminal::atif::Atif,
+        &swe::mini_swe_agent::MiniSweAgent,
+        &swe::swe_agent::SweAgent,
+        &terminal::harbor::HarborJob,
+        &swe::sidecar::LiteLlmLog,
+        &swe::sidecar::SweAgentConfig,
         // Before the SWE-bench run report: a small Terminal-Bench run-level results.json also
         // has `resolved_ids`, and equal evidence goes to the earlier adapter.
-        &terminal_bench::TerminalBenchTrial,
-        &terminal_bench::TerminalBenchRun,
-        &terminal_bench::TerminalBenchRunMetadata,
-        &terminal_bench::TerminalBenchCapture,
-        &terminal_capture::TerminalCapture,
+        &terminal::terminal_bench::TerminalBenchTrial,
+        &terminal::terminal_bench::TerminalBenchRun,
+        &terminal::terminal_bench::TerminalBenchRunMetadata,
+        &terminal::terminal_bench::TerminalBenchCapture,
+        &terminal::terminal_capture::TerminalCapture,
         &tau_bench::TauBench,
-        &gemini_cli::GeminiSession,
-        &gemini_cli::GeminiHeadless,
-        &gemini_cli::GeminiStream,
+        &agent_cli::gemini_cli::GeminiSession,
+        &agent_cli::gemini_cli::GeminiHeadless,
+        &agent_cli::gemini_cli::GeminiStream,
         &magentic_one::MagenticOne,
         &talos::TalosStore,
         &talos::TalosSummary,
-        &openhands::OpenHandsEvents,
-        &openhands::OpenHandsEval,
-        &inspect::InspectEval,
-        &inspect::InspectJson,
+        &swe::openhands::OpenHandsEvents,
+        &swe::openhands::OpenHandsEval,
+        &inspect::log::InspectEval,
+        &inspect::log::InspectJson,
         &otel::OtelSpans,
         &aider::AiderResults,
         &aider::AiderChatHistory,
         &aider::ExercismConfig,
         &aider::AiderLeaderboard,
-        &claude_code::ClaudeCodeSession,
-        &claude_code::ClaudeCodeStream,
-        &claude_code::ClaudeCodeSubagentMeta,
-        &claude_code::ToolsCapture,
-        &codex::CodexRollout,
-        &codex::CodexExec,
-        &chat_api::OpenAiChat,
-        &chat_api::AnthropicMessages,
+        &agent_cli::claude_code::ClaudeCodeSession,
+        &agent_cli::claude_code::ClaudeCodeStream,
+        &agent_cli::claude_code::ClaudeCodeSubagentMeta,
+        &agent_cli::claude_code::ToolsCapture,
+        &agent_cli::codex::CodexRollout,
+        &agent_cli::codex::CodexExec,
+        &chat::api::OpenAiChat,
+        &chat::api::AnthropicMessages,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, is_finish_tool, tool_call, uint};
+use crate::ingest::adapters::shared::common::{blank, is_finish_tool, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::{JsonShape, Probe};
@@ -210,7 +210,7 @@ fn attrs_of(v: Option<&Value>) -> Attrs {
 fn nanos(v: Option<&Value>) -> Option<i128> {
     match v? {
         Value::Number(n) => n.as_u64().map(i128::from).or_else(|| n.as_f64().map(|f| f as i128)),
-        Value::String(s) => s.parse::<i128>().ok().or_else(|| super::common::parse_time(s).map(|t| t.as_nanosecond())),
+        Value::String(s) => s.parse::<i128>().ok().or_else(|| crate::util::parse_time(s).map(|t| t.as_nanosecond())),
         _ => None,
     }
 }
@@ -384,7 +384,7 @@ fn message(v: &Value) -> Message {
         }
         return m;
     }
-    m.text = super::common::content_text(v.get("content").unwrap_or(&Value::Null));
+    m.text = crate::ingest::adapters::shared::common::content_text(v.get("content").unwrap_or(&Value::Null));
     for c in v.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
         let f = c.get("function").unwrap_or(c);
         let name = f.get("name").and_then(Value::as_str).unwrap_or_default().to_string();

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use super::common::{blank, parse_time, tool_call, uint};
+use crate::ingest::adapters::shared::common::{blank, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -31,6 +31,7 @@ use crate::model::{
     Budget, CallRef, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, Step, Termination, TerminationKind, TestResult, Tokens, ToolResult,
     Trajectory,
 };
+use crate::util::parse_time;
 
 const STORE: &str = "talos";
 const SUMMARY: &str = "talos-summary";
@@ -336,7 +337,7 @@ impl Adapter for TalosStore {
         }
         let sha = {
             let bytes = std::fs::read(&unit.primary.path).map_err(|e| crate::ingest::source::io_error(display, &e))?;
-            crate::ingest::source::sha256_hex(&bytes)
+            crate::util::sha256_hex(&bytes)
         };
         let store_file = crate::model::SourceFile { path: display.clone(), sha256: sha, role: "run_store".into() };
         let conn = open(&unit.primary.path, display)?;
@@ -471,7 +472,7 @@ fn record(
     t.started_at = events.first().and_then(|e| sql_time(&e.ts));
     t.ended_at = events.last().and_then(|e| sql_time(&e.ts));
     if let (Some(a), Some(b)) = (&t.started_at, &t.ended_at) {
-        t.usage.wall_seconds = super::common::seconds_between(a, b);
+        t.usage.wall_seconds = crate::util::seconds_between(a, b);
     }
     // How it ended.
     #[expect(clippy::cast_precision_loss, reason = "iteration counts")]

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::rules::RulesError;
+use super::load::RulesError;
 use crate::model::{Budget, TerminationKind};
 
 #[derive(Debug, Clone, Deserialize, Default)]

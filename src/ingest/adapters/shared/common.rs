@@ -82,24 +82,6 @@ pub fn tool_call(id: Option<String>, name: impl Into<String>, args: &Value) -> T
     ToolCall { id, name: name.into(), arguments, raw_arguments }
 }
 
-/// Seconds between two RFC 3339 (or naive ISO 8601, read as UTC) timestamps.
-#[must_use]
-pub fn seconds_between(start: &str, end: &str) -> Option<f64> {
-    let a = parse_time(start)?;
-    let b = parse_time(end)?;
-    let d = b.duration_since(a);
-    Some(d.as_secs_f64())
-}
-
-#[must_use]
-pub fn parse_time(s: &str) -> Option<jiff::Timestamp> {
-    if let Ok(t) = s.parse::<jiff::Timestamp>() {
-        return Some(t);
-    }
-    let dt = s.parse::<jiff::civil::DateTime>().ok()?;
-    dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
-}
-
 /// Tool names that end a run by the agent's own choice, across the harnesses coroner reads.
 /// Used only to tell "finished" from "stopped"; the classifier's harness profiles refine it.
 pub const FINISH_TOOLS: &[&str] =
@@ -191,12 +173,6 @@ mod tests {
         let bad = tool_call(None, "shell", &Value::String("{oops".into()));
         assert_eq!(bad.raw_arguments.as_deref(), Some("{oops"));
         assert!(bad.arguments.is_null());
-    }
-
-    #[test]
-    fn timestamps_with_and_without_zone() {
-        assert_eq!(seconds_between("2026-01-25T21:47:36Z", "2026-01-25T21:48:36.5Z"), Some(60.5));
-        assert_eq!(seconds_between("2026-01-25T16:36:01", "2026-01-25T16:36:02"), Some(1.0));
     }
 
     #[test]

@@ -405,7 +405,7 @@ impl Rules {
                 h.update(t.as_bytes());
                 h.update([0]);
             }
-            crate::ingest::source::hex(&h.finalize())
+            crate::util::hex(&h.finalize())
         };
         Ok(Self { taxonomy: tax, profiles, digest, files: texts.into_iter().map(|(f, _)| f).collect() })
     }

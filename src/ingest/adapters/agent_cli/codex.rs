@@ -25,9 +25,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::chat_api::is_unknown_tool_message;
-use super::common::{blank, content_text, seconds_between, tool_call, uint};
-use super::lines::{self, Line};
+use crate::ingest::adapters::chat::api::is_unknown_tool_message;
+use crate::ingest::adapters::shared::common::{blank, content_text, tool_call, uint};
+use crate::ingest::adapters::shared::lines::{self, Line};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker, structure};
 use crate::ingest::probe::Probe;
@@ -35,6 +35,7 @@ use crate::ingest::source::Source;
 use crate::model::{
     Budget, Enforcer, Reasoning, Role, SourceSpan, Step, Termination, TerminationKind, Tokens, ToolCall, ToolResult, Trajectory,
 };
+use crate::util::seconds_between;
 
 const HARNESS: &str = "codex";
 

@@ -24,15 +24,16 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::chat_anthropic::{self, first_line};
-use super::chat_api::{self, is_unknown_tool_message};
-use super::common::{blank, seconds_between};
-use super::lines::{self, Line};
+use crate::ingest::adapters::chat::anthropic::{self as chat_anthropic, first_line};
+use crate::ingest::adapters::chat::api::{self as chat_api, is_unknown_tool_message};
+use crate::ingest::adapters::shared::common::blank;
+use crate::ingest::adapters::shared::lines::{self, Line};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
 use crate::model::{Budget, DeclaredTool, Enforcer, Role, SourceFile, SourceSpan, Step, Termination, TerminationKind, Tokens, Trajectory};
+use crate::util::seconds_between;
 
 const HARNESS: &str = "claude-code";
 
@@ -466,7 +467,7 @@ impl Builder {
         if sub == "init" {
             return;
         }
-        let mut text = raw.content.as_ref().map(super::common::content_text).unwrap_or_default();
+        let mut text = raw.content.as_ref().map(crate::ingest::adapters::shared::common::content_text).unwrap_or_default();
         if sub == "compact_boundary" {
             let trigger = raw.compact.as_ref().and_then(|c| c.get("trigger")).and_then(Value::as_str).unwrap_or("?");
             let pre = raw.compact.as_ref().and_then(|c| c.get("preTokens").or_else(|| c.get("pre_tokens"))).and_then(Value::as_u64);
@@ -943,8 +944,8 @@ impl Adapter for ClaudeCodeStream {
 #[expect(clippy::cast_precision_loss, reason = "turn counts are far below 2^52")]
 fn result_termination(r: &RawLine, b: &Builder) -> Termination {
     let sub = r.subtype.as_deref().unwrap_or("result");
-    let text = r.result.as_ref().map(super::common::content_text).unwrap_or_default();
-    let errors = r.errors.as_ref().map(super::common::content_text).unwrap_or_default();
+    let text = r.result.as_ref().map(crate::ingest::adapters::shared::common::content_text).unwrap_or_default();
+    let errors = r.errors.as_ref().map(crate::ingest::adapters::shared::common::content_text).unwrap_or_default();
     let mut t = match sub {
         "error_max_turns" => {
             let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::chat_api::{History, Reply, is_unknown_tool_message};
-use super::common::{content_text, tool_call, uint};
+use crate::ingest::adapters::chat::api::{History, Reply, is_unknown_tool_message};
+use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::model::{Reasoning, Role, Step, Tokens, ToolResult};
 
 /// Adds an assistant message's content (a string or a list of blocks) to `step`.

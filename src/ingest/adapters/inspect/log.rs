@@ -17,9 +17,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, is_finish_tool, num, tool_call, uint};
-use super::inspect_eval::{self, EvalArchive, Limits, Member};
-use super::inspect_json;
+use super::eval::{self, EvalArchive, Limits, Member};
+use super::json;
+use crate::ingest::adapters::shared::common::{blank, is_finish_tool, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -784,7 +784,7 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
     let ctx = eval_context(&mut zip, limits, out);
 
     let samples: Vec<Member> =
-        zip.members().iter().filter(|m| m.name.starts_with(inspect_eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
+        zip.members().iter().filter(|m| m.name.starts_with(eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
     // Samples are inflated and parsed a group at a time, each on its own thread with its own
     // handle on the archive, and emitted in archive order: the work of a large log spreads over
     // every core while memory holds one group of records.
@@ -801,7 +801,7 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
             }
         }
     }
-    let present: BTreeSet<String> = samples.iter().map(|m| m.name.trim_start_matches(inspect_eval::SAMPLES_DIR).to_string()).collect();
+    let present: BTreeSet<String> = samples.iter().map(|m| m.name.trim_start_matches(eval::SAMPLES_DIR).to_string()).collect();
     missing_from_summaries(&mut zip, limits, &present, out);
     Ok(())
 }
@@ -811,9 +811,9 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
 /// and the missing header is reported once.
 fn eval_context(zip: &mut EvalArchive, limits: Limits, out: &mut Output<'_>) -> LogContext {
     for (name, note) in [
-        (inspect_eval::HEADER_JSON, None),
+        (eval::HEADER_JSON, None),
         (
-            inspect_eval::START_JSON,
+            eval::START_JSON,
             Some(
                 "the log has no header.json (the eval was still running or was killed): eval facts come from _journal/start.json, and only the samples finished by then are present",
             ),
@@ -837,7 +837,7 @@ fn eval_context(zip: &mut EvalArchive, limits: Limits, out: &mut Output<'_>) -> 
             Err(e) => out.diagnostics.push(InputError::from_json(&src.display, &src.bytes, "Inspect log header", &e)),
         }
     }
-    let has_header = zip.find(inspect_eval::HEADER_JSON).is_some() || zip.find(inspect_eval::START_JSON).is_some();
+    let has_header = zip.find(eval::HEADER_JSON).is_some() || zip.find(eval::START_JSON).is_some();
     if !has_header {
         out.diagnostics.push(
             InputError::new(InputErrorKind::Schema, zip.display(), "find header.json or _journal/start.json in the .eval archive")
@@ -860,9 +860,9 @@ struct RawSummary {
 /// at all: reported once, so a lost sample is never silent. (A member that is present but
 /// unreadable already has its own diagnostic.)
 fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTreeSet<String>, out: &mut Output<'_>) {
-    let names: Vec<Member> = match zip.find(inspect_eval::SUMMARIES_JSON) {
+    let names: Vec<Member> = match zip.find(eval::SUMMARIES_JSON) {
         Some(m) => vec![m.clone()],
-        None => zip.members().iter().filter(|m| m.name.starts_with(inspect_eval::JOURNAL_SUMMARIES)).cloned().collect(),
+        None => zip.members().iter().filter(|m| m.name.starts_with(eval::JOURNAL_SUMMARIES)).cloned().collect(),
     };
     let mut listed: BTreeSet<String> = BTreeSet::new();
     for m in names {
@@ -878,7 +878,7 @@ fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTree
     out.diagnostics.push(
         InputError::new(
             InputErrorKind::Corrupt,
-            zip.member_display(inspect_eval::SUMMARIES_JSON).as_str(),
+            zip.member_display(eval::SUMMARIES_JSON).as_str(),
             format!("find {} sample(s) the summaries list: {}", missing.len(), shown.join(", ")),
         )
         .with_help("these samples are listed as finished but the archive has no member for them (it was cut or rewritten)"),
@@ -976,7 +976,7 @@ impl Adapter for InspectJson {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let size = std::fs::metadata(&unit.primary.path).map(|m| m.len()).unwrap_or(0);
-        if size > inspect_json::STREAM_ABOVE {
+        if size > json::STREAM_ABOVE {
             return parse_json_streaming(&unit.primary.path, &unit.primary.display, self.name(), out);
         }
         parse_json_whole(&unit.primary.path, &unit.primary.display, self.name(), out)
@@ -1003,7 +1003,7 @@ fn parse_json_whole(path: &std::path::Path, display: &str, adapter: &str, out: &
 /// then one sample at a time (see [`inspect_json`]).
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn parse_json_streaming(path: &std::path::Path, display: &str, adapter: &str, out: &mut Output<'_>) -> Result<(), InputError> {
-    let scanned = inspect_json::scan(path, display)?;
+    let scanned = json::scan(path, display)?;
     let mut header = String::from("{");
     for (i, (k, v)) in scanned.header.iter().enumerate() {
         if i > 0 {
@@ -1021,7 +1021,7 @@ fn parse_json_streaming(path: &std::path::Path, display: &str, adapter: &str, ou
     let mut f = std::fs::File::open(path).map_err(|e| InputError::new(InputErrorKind::Io, display, format!("open the file: {e}")))?;
     for &(start, len, line) in &scanned.samples {
         let moved = |e: InputError| e.on_line(usize::try_from(line).unwrap_or(usize::MAX), usize::try_from(start).unwrap_or(usize::MAX));
-        let src = match inspect_json::read_range(&mut f, path, display, start, len) {
+        let src = match json::read_range(&mut f, path, display, start, len) {
             Ok(s) => s,
             Err(e) => {
                 out.diagnostics.push(e);
@@ -1038,7 +1038,7 @@ fn parse_json_streaming(path: &std::path::Path, display: &str, adapter: &str, ou
         let at = SampleSource { src: &src, file_ix: 0, files: vec![file.clone()] };
         match sample(text, &at, &ctx, adapter) {
             Ok(mut t) => {
-                inspect_json::shift_spans(&mut t, 0, start, line);
+                json::shift_spans(&mut t, 0, start, line);
                 out.emit(t);
             }
             Err(e) => out.diagnostics.push(moved(InputError::from_json(display, &src.bytes, "Inspect sample", &e))),

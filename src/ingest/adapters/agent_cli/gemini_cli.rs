@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, tool_call, uint};
-use super::lines;
+use crate::ingest::adapters::shared::common::{blank, tool_call, uint};
+use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::{Probe, Scalar};
@@ -318,7 +318,7 @@ fn session_record(src: &Source, meta: &RawMeta, adapter: &str, format: &str) -> 
     t.started_at.clone_from(&meta.start_time);
     t.ended_at.clone_from(&meta.last_updated);
     if let (Some(a), Some(b)) = (&meta.start_time, &meta.last_updated) {
-        t.usage.wall_seconds = super::common::seconds_between(a, b);
+        t.usage.wall_seconds = crate::util::seconds_between(a, b);
     }
     if meta.kind.as_deref() == Some("subagent") {
         t.notes.push("a subagent's session (kind: subagent)".into());

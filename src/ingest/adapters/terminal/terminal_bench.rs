@@ -17,12 +17,13 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, seconds_between};
+use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
 use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, SourceFile, Termination, TerminationKind, TestResult, Trajectory};
+use crate::util::seconds_between;
 
 const TRIAL: &str = "terminal-bench";
 const RUN: &str = "terminal-bench-run";
@@ -212,7 +213,7 @@ fn has(files: &FileSet, p: &Path, adapter: &str) -> bool {
 }
 
 fn read_metadata(p: &Path) -> Option<(RawRunMetadata, SourceFile)> {
-    let shown = crate::ingest::diag::display_path(p);
+    let shown = crate::util::display_path(p);
     let src = Source::read(p, &shown).ok()?;
     let m: RawRunMetadata = src.json("Terminal-Bench run metadata").ok()?;
     Some((m, src.provenance("run_metadata")))
@@ -305,7 +306,7 @@ impl Adapter for TerminalBenchTrial {
             .companions
             .iter()
             .filter(|c| c.path.starts_with(dir) && ctx.files.get(&c.path) == Some(&Some(CAPTURE)))
-            .map(|c| c.path.strip_prefix(dir).map_or_else(|_| c.display.clone(), crate::ingest::diag::display_path))
+            .map(|c| c.path.strip_prefix(dir).map_or_else(|_| c.display.clone(), crate::util::display_path))
             .collect();
         let agent_log = unit.companions.iter().find(|c| c.path == dir.join("sessions").join("agent.log"));
         if capture.is_empty() {
@@ -313,7 +314,7 @@ impl Adapter for TerminalBenchTrial {
         } else if let Some(log) = agent_log {
             t.notes.push(format!("the trajectory is read from the terminal capture ({})", capture.join(", ")));
             let file_ix = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
-            match super::terminal_capture::read(&log.path, &log.display, file_ix) {
+            match crate::ingest::adapters::terminal::terminal_capture::read(&log.path, &log.display, file_ix) {
                 Ok((cap, file)) => {
                     t.provenance.files.push(file);
                     if t.harness == "unknown"
@@ -321,7 +322,7 @@ impl Adapter for TerminalBenchTrial {
                     {
                         t.harness = agent.to_string();
                     }
-                    super::terminal_capture::apply(&mut t, cap);
+                    crate::ingest::adapters::terminal::terminal_capture::apply(&mut t, cap);
                 }
                 Err(e) => t.notes.push(format!("the terminal capture could not be read: {e}")),
             }
@@ -342,7 +343,7 @@ impl Adapter for TerminalBenchTrial {
                 .collect();
             if has(ctx.files, &run_results, RUN) && trials.first().is_some_and(|p| **p == unit.primary.path) {
                 let present: Vec<String> = trials.iter().filter_map(|p| dir_name(p)).collect();
-                let shown = crate::ingest::diag::display_path(&run_results);
+                let shown = crate::util::display_path(&run_results);
                 emit_run_entries(&run_results, &shown, &present, ctx, out, self.name())?;
             }
         }

@@ -18,9 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, is_finish_tool, num};
-use super::lines;
-use super::{chat_anthropic, chat_openai};
+use super::anthropic as chat_anthropic;
+use super::openai as chat_openai;
+use crate::ingest::adapters::shared::common::{blank, is_finish_tool, num};
+use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::{JsonShape, Probe};
@@ -570,7 +571,7 @@ fn continues(prev: &Exchange, next: &Exchange) -> bool {
 }
 
 fn chat_system(v: &Value) -> String {
-    super::common::content_text(v)
+    crate::ingest::adapters::shared::common::content_text(v)
 }
 
 /// Splits exchanges into conversations: by key when entries carry one, else by continuation.

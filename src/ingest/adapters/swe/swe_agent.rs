@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text, tool_call};
+use crate::ingest::adapters::shared::common::{blank, content_text, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;

@@ -231,7 +231,7 @@ pub fn scan(path: &Path, display: &str) -> Result<Scanned, InputError> {
     }
     // Whatever follows the object is hashed too: the digest is the file's.
     while s.next()?.is_some() {}
-    out.sha256 = crate::ingest::source::hex(&s.hash.finalize());
+    out.sha256 = crate::util::hex(&s.hash.finalize());
     Ok(out)
 }
 
@@ -285,7 +285,7 @@ mod tests {
         let got: Vec<&str> = s.samples.iter().map(|&(a, n, _)| &body[a as usize..(a + n) as usize]).collect();
         assert_eq!(got, ["{\"id\": 1, \"s\": \"a]}\\\"\"}", "{\"id\": 2}"]);
         assert_eq!(s.samples.iter().map(|x| x.2).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(s.sha256, crate::ingest::source::sha256_hex(body.as_bytes()));
+        assert_eq!(s.sha256, crate::util::sha256_hex(body.as_bytes()));
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use super::chat_api::{History, Reply};
-use super::common::{content_text, tool_call, uint};
+use crate::ingest::adapters::chat::api::{History, Reply};
+use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::model::{Reasoning, Role, Step, Tokens, ToolResult};
 
 /// An assistant message (from a request's history or a response's choice) as a step.

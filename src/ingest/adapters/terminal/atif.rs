@@ -13,7 +13,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message};
+use crate::ingest::adapters::shared::common::{
+    blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message,
+};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -183,7 +185,7 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
 }
 
 fn read_linked(p: &Path) -> Result<(Source, ()), String> {
-    let shown = crate::ingest::diag::display_path(p);
+    let shown = crate::util::display_path(p);
     Source::read(p, &shown).map(|s| (s, ())).map_err(|e| e.to_string())
 }
 

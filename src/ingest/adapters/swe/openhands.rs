@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{blank, content_text, num, seconds_between, tool_call, uint};
+use crate::ingest::adapters::shared::common::{blank, content_text, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -26,6 +26,7 @@ use crate::model::{
     Budget, CallRef, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Termination,
     TerminationKind, Tokens, ToolResult, Trajectory,
 };
+use crate::util::seconds_between;
 
 const HARNESS: &str = "openhands";
 
@@ -472,7 +473,7 @@ pub fn termination_for_error(error: &str) -> Termination {
     } else if lower.starts_with("timeout after") {
         // The evaluation's per-instance timeout (`run_evaluation`).
         let mut t = Termination::budget(Budget::WallTime, Enforcer::Benchmark);
-        t.limit = super::common::number_after(error, "after");
+        t.limit = crate::ingest::adapters::shared::common::number_after(error, "after");
         t
     } else if INFRA
         .get_or_init(|| {

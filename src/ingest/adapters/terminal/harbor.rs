@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::atif;
-use super::common::{blank, number_after, seconds_between};
+use crate::ingest::adapters::shared::common::{blank, number_after};
+use crate::ingest::adapters::terminal::atif;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
 use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Termination, TerminationKind, TestResult};
+use crate::util::seconds_between;
 
 #[derive(Deserialize)]
 struct RawTrial {
@@ -244,7 +245,9 @@ fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &C
     let agent_dir = dir.join("agent");
     for c in unit.companions.iter().filter(|c| c.path.parent() == Some(agent_dir.as_path())) {
         let Some(Some(name)) = ctx.files.get(&c.path) else { continue };
-        let Some(adapter) = super::by_name(name).filter(|a| a.role() == FileRole::Transcript && !matches!(*name, "atif" | "harbor")) else {
+        let Some(adapter) =
+            crate::ingest::adapters::by_name(name).filter(|a| a.role() == FileRole::Transcript && !matches!(*name, "atif" | "harbor"))
+        else {
             continue;
         };
         let mut native = Vec::new();

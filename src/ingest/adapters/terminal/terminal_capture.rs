@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use super::common::blank;
+use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, structure};
 use crate::ingest::probe::Probe;
@@ -483,7 +483,7 @@ impl Adapter for TerminalCapture {
             return Err("JSON, not a terminal capture".into());
         }
         let parents: Vec<String> = p.parents().take(2).collect();
-        if parents.iter().any(|n| super::terminal_bench::looks_like_trial_dir(n)) {
+        if parents.iter().any(|n| crate::ingest::adapters::terminal::terminal_bench::looks_like_trial_dir(n)) {
             return Err("inside a Terminal-Bench trial directory (read with its results.json)".into());
         }
         if clean(&p.prefix).lines().any(|l| step_header(l).is_some()) {

@@ -1,0 +1,5 @@
+//! Readers and helpers the adapters share: content parts, JSON-in-string arguments, numbers,
+//! and line-by-line JSON streams.
+
+pub mod common;
+pub mod lines;

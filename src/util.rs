@@ -1,0 +1,72 @@
+//! Small helpers every stage may use, below all of them: shown paths, hex digests, time
+//! parsing, and the snake-case names of the model's enums. Nothing here knows a format.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// Shown path for `path`: as given, with `/` separators.
+#[must_use]
+pub fn display_path(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// Lower-case hex of a digest.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[must_use]
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// An RFC 3339 timestamp, or a naive ISO 8601 one read as UTC (several harnesses write those).
+#[must_use]
+pub fn parse_time(s: &str) -> Option<jiff::Timestamp> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t);
+    }
+    let dt = s.parse::<jiff::civil::DateTime>().ok()?;
+    dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+}
+
+/// Seconds between two timestamps [`parse_time`] reads.
+#[must_use]
+pub fn seconds_between(start: &str, end: &str) -> Option<f64> {
+    let a = parse_time(start)?;
+    let b = parse_time(end)?;
+    Some(b.duration_since(a).as_secs_f64())
+}
+
+/// The serde name of a unit enum variant (`budget`, `wall_time`, ...).
+#[must_use]
+pub fn snake<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_with_and_without_zone() {
+        assert_eq!(seconds_between("2026-01-25T21:47:36Z", "2026-01-25T21:48:36.5Z"), Some(60.5));
+        assert_eq!(seconds_between("2026-01-25T16:36:01", "2026-01-25T16:36:02"), Some(1.0));
+    }
+
+    #[test]
+    fn names_and_digests() {
+        assert_eq!(snake(&crate::model::Budget::WallTime), "wall_time");
+        assert_eq!(hex(&[0, 255]), "00ff");
+        assert_eq!(display_path(Path::new("a/b")), "a/b");
+    }
+}
