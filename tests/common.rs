@@ -47,7 +47,7 @@ pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
     let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
     let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
     let mut out = Vec::new();
-    coroner::ingest::run(&opts, &mut |t| {
+    coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
         let v = c.classify(&t);
         out.push((t, v));
         Ok(())
@@ -62,7 +62,7 @@ pub fn classified_with(paths: &[&Path], verdicts: &[PathBuf]) -> Vec<(Trajectory
     let opts =
         IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), verdicts: verdicts.to_vec(), ..IngestOptions::default() };
     let mut out = Vec::new();
-    coroner::ingest::run(&opts, &mut |t| {
+    coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
         let v = c.classify(&t);
         out.push((t, v));
         Ok(())
@@ -78,7 +78,7 @@ pub fn ingest(paths: &[&Path]) -> (Vec<Trajectory>, Summary) {
 
 pub fn ingest_with(opts: IngestOptions) -> (Vec<Trajectory>, Summary) {
     let mut out = Vec::new();
-    let summary = coroner::ingest::run(&opts, &mut |t| {
+    let summary = coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
         out.push(t);
         Ok(())
     })

@@ -274,32 +274,15 @@ fn sample_run(dir: &Path) -> PathBuf {
         result("5", true, Some("Tool search_the_web is not registered")),
     ];
     let traj = Trajectory {
-        record_version: coroner::model::RECORD_VERSION,
         id: "run-1".into(),
-        task_id: "task-1".into(),
-        arm: None,
-        trial: 0,
-        harness: "openhands".into(),
-        harness_version: None,
-        model: None,
-        session_id: None,
-        workdir: None,
         steps: vec![a, t],
-        termination: Termination::unknown(),
-        outcome: Outcome::unknown(),
         declared_tools: Some(
             ["execute_bash", "execute_ipython_cell", "finish"]
                 .iter()
                 .map(|n| DeclaredTool { name: (*n).into(), description: None })
                 .collect(),
         ),
-        usage: coroner::model::Usage::default(),
-        started_at: None,
-        ended_at: None,
-        submission: None,
-        unpaired_results: Vec::new(),
-        notes: Vec::new(),
-        provenance: Provenance { adapter: "coroner".into(), adapter_version: 1, format_version: None, files: Vec::new() },
+        ..Trajectory::new("task-1", "openhands", "coroner", 1, Vec::new())
     };
     let path = dir.join("run.jsonl");
     std::fs::write(&path, serde_json::to_string(&traj).expect("json") + "\n").expect("write run");

@@ -44,6 +44,8 @@ mod ingest_terminal_bench;
 mod ingest_terminal_capture;
 /// Verdict files given with `--verdicts`: the sb-cli run report, `results_summary.csv`-style tables.
 mod ingest_verdicts;
+/// Interpretation: the harness profiles' tables, their fixtures and lint, the hooks.
+mod interpret;
 /// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
 mod notebooks;
 /// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.

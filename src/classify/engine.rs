@@ -51,7 +51,7 @@ impl Classifier {
         let oracle = Oracle::for_trajectory(t, p, &self.registries);
         let acts = actions(t, p);
         let mut f = Findings::default();
-        let unknown = tool_findings(t, &acts, p, &oracle, &mut f);
+        let unknown = tool_findings(t, &acts, &oracle, &mut f);
         let m = mechanics::compute(t, &acts, p, unknown);
         let failed = matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial | OutcomeStatus::Errored);
 
@@ -166,7 +166,7 @@ fn status_excerpt(t: &Trajectory) -> Option<&str> {
 
 /// Unknown-tool calls: hallucinations (rejected) and registry suspects (executed). Returns the
 /// number of calls the registry does not know or the harness rejected.
-fn tool_findings(t: &Trajectory, acts: &[Action<'_>], p: &Profile, oracle: &Oracle<'_>, f: &mut Findings) -> u32 {
+fn tool_findings(t: &Trajectory, acts: &[Action<'_>], oracle: &Oracle<'_>, f: &mut Findings) -> u32 {
     // One piece of evidence per rule and tool name, pointing at its first few calls:
     // (rule, tool) -> (steps, calls, detail).
     type Found<'a> = std::collections::BTreeMap<(&'static str, &'a str), (Vec<u32>, u32, Option<String>)>;
@@ -177,7 +177,7 @@ fn tool_findings(t: &Trajectory, acts: &[Action<'_>], p: &Profile, oracle: &Orac
         if matches!(knowledge, Knowledge::Dynamic(_)) {
             continue;
         }
-        let rejected = a.result.is_some_and(|r| r.unknown_tool.is_some() || (r.is_error && p.unknown_tool.is_match(&r.output)));
+        let rejected = a.result.is_some_and(|r| r.unknown_tool.is_some());
         let mut steps = vec![a.at.step];
         if let Some(s) = a.result_step.filter(|s| *s != a.at.step) {
             steps.push(s);
@@ -414,9 +414,8 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
         f.class("early_resignation", e);
         return;
     }
-    let raw = t.termination.raw.as_deref().unwrap_or("");
-    let raw_l = raw.to_ascii_lowercase();
-    if raw_l.contains("forfeit") || raw_l.contains("task_completed=false") || raw_l.contains("task_completed=partial") {
+    if t.termination.gave_up {
+        let raw = t.termination.raw.as_deref().unwrap_or("");
         f.class(
             "early_resignation",
             on_status(t, "resign-explicit", "early_resignation", raw, Some("the agent reported it did not complete the task".into())),

@@ -22,7 +22,7 @@
 use serde::Deserialize;
 
 use super::engine::{Classifier, Options};
-use crate::ingest::adapters::shared::common::{blank, tool_call};
+use crate::ingest::adapters::shared::common::{tool_call};
 use crate::model::{
     Budget, DeclaredTool, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, ToolResult, Trajectory, pair_results,
 };
@@ -35,14 +35,7 @@ pub struct FixtureFile {
     pub cases: Vec<Case>,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Expect {
-    Fire,
-    NoFire,
-    /// A known miss: the rule should fire and does not yet.
-    Todo,
-}
+pub use crate::rules::Expect;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,6 +50,9 @@ pub struct Case {
     pub termination: Option<String>,
     #[serde(default)]
     pub raw: Option<String>,
+    /// The agent said it did not complete the task (`task_completed: false`, a forfeit).
+    #[serde(default)]
+    pub gave_up: bool,
     #[serde(default)]
     pub submission: Option<String>,
     #[serde(default)]
@@ -138,7 +134,7 @@ impl Case {
     /// # Errors
     /// An unknown role, outcome or termination.
     pub fn trajectory(&self) -> Result<Trajectory, String> {
-        let mut t = blank(self.name.clone(), self.harness.clone(), "fixture", 1, Vec::new());
+        let mut t = crate::model::Trajectory::new(self.name.clone(), self.harness.clone(), "fixture", 1, Vec::new());
         t.id = format!("fixture:{}", self.name);
         t.outcome = match self.outcome.as_str() {
             "passed" => Outcome::from_reward(1.0, "fixture", "outcome"),
@@ -161,6 +157,7 @@ impl Case {
             }
         };
         t.termination.raw = self.raw.clone();
+        t.termination.gave_up = self.gave_up;
         t.submission = self.submission.clone();
         t.usage.wall_seconds = self.wall_seconds;
         t.usage.cost_usd = self.cost_usd;

@@ -3,31 +3,13 @@
 use std::collections::BTreeMap;
 
 use super::actions::Action;
-use crate::model::{Budget, FinalMessage, Mechanics, Role, Step, TerminationKind, Trajectory};
+use crate::model::{FinalMessage, Mechanics, Role, Step, Trajectory};
 use crate::rules::profile::Profile;
-
-/// How the run ended, after resolving a raw status the adapter could not map.
-#[must_use]
-pub fn termination(t: &Trajectory, p: &Profile) -> (TerminationKind, Option<Budget>) {
-    let term = &t.termination;
-    if term.kind == TerminationKind::Unknown
-        && let Some(raw) = &term.raw
-    {
-        let hit = p.statuses.get(raw).or_else(|| p.statuses.iter().find(|(k, _)| raw.contains(k.as_str())).map(|(_, v)| v));
-        if let Some(m) = hit {
-            return (m.kind, m.budget);
-        }
-    }
-    (term.kind, term.budget)
-}
 
 /// The main agent's last reply (sub-agents, sidechains and abandoned branches excluded).
 #[must_use]
 pub fn final_reply(t: &Trajectory) -> Option<&Step> {
-    t.steps.iter().rev().find(|s| {
-        s.role == Role::Assistant
-            && s.agent.as_deref().is_none_or(|a| !["sidechain", "subagent", "branch:"].iter().any(|p| a.starts_with(p)))
-    })
+    t.steps.iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())
 }
 
 /// The text a final reply says things with: its text and the message of a finish call.
@@ -86,7 +68,7 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], p: &Profile, unknown_calls: 
         run = if i > 0 && acts[i - 1].key == a.key { run + 1 } else { 1 };
         longest = longest.max(run);
     }
-    let (kind, budget) = termination(t, p);
+    let (kind, budget) = (t.termination.kind, t.termination.budget);
     let format_steps: Vec<usize> = t.steps.iter().enumerate().filter(|(_, s)| s.format_error.is_some()).map(|(i, _)| i).collect();
     let recoveries = format_steps
         .iter()

@@ -128,7 +128,7 @@ pub fn run(a: &ClassifyArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = IngestOptions { inputs: a.inputs.clone(), format: None, verdicts: a.classify.verdicts.clone() };
+    let opts = IngestOptions { inputs: a.inputs.clone(), verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
     // Parquet are columnar and written at the end.
     let columnar = a
@@ -150,7 +150,7 @@ pub fn run(a: &ClassifyArgs) -> u8 {
     let mut kept: Vec<Verdict> = Vec::new();
     let mut tally = Tally::default();
     let mut broken_pipe = false;
-    let result = crate::ingest::run_map(&opts, &|t| c.classify(&t), &mut |v: Verdict| {
+    let result = crate::pipeline::run_map(&opts, &c.rules, &|t| c.classify(&t), &mut |v: Verdict| {
         tally.add(&v);
         match jsonl.as_mut() {
             Some(w) if !broken_pipe => {

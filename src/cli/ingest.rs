@@ -30,6 +30,10 @@ pub struct IngestArgs {
     /// trajectory; wins over outcomes found beside the transcripts. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub verdicts: Vec<PathBuf>,
+    /// A rules directory whose harness profiles say what statuses, errors and log lines mean
+    /// (`harnesses/*.toml`, added to or replacing the built-in ones).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
     /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
@@ -77,7 +81,14 @@ pub fn run(a: &IngestArgs) -> u8 {
             return exit::IO;
         }
     };
-    let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone() };
+    let rules = match crate::rules::Rules::load(a.rules.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), harness: None };
     let mut broken_pipe = false;
     // JSON lines are serialized on the parsing threads; only the writing is in order.
     let jsonl = writer.is_jsonl();
@@ -87,7 +98,7 @@ pub fn run(a: &IngestArgs) -> u8 {
         }
         Ready::Record(Box::new(t))
     };
-    let result = crate::ingest::run_map(&opts, &prepare, &mut |r| {
+    let result = crate::pipeline::run_map(&opts, &rules, &prepare, &mut |r| {
         if broken_pipe {
             return Ok(());
         }

@@ -213,7 +213,7 @@ fn seal(a: &SealArgs) -> u8 {
         }
         if let Some(arms) = arms {
             registry_paths.extend(arms.iter().filter_map(|x| x.registry.clone()));
-            match DesignInfo::from_arms(&arms, a.n) {
+            match design_of(&arms, a.n) {
                 Ok((d, e)) => {
                     design = d;
                     earliest = e;
@@ -432,4 +432,29 @@ fn retract(a: &RetractArgs) -> u8 {
         return exit::IO;
     }
     exit::SUCCESS
+}
+
+/// The tasks each arm's transcripts hold (ingested, not classified), and the earliest time a
+/// trajectory records, so a seal made after a run began can say so.
+fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(DesignInfo, Option<String>), crate::ingest::IngestError> {
+    let mut tasks = std::collections::BTreeMap::new();
+    let mut times: Vec<String> = Vec::new();
+    for arm in arms {
+        let opts = crate::ingest::IngestOptions {
+            inputs: arm.inputs.clone(),
+            verdicts: arm.verdicts.iter().cloned().collect(),
+            ..crate::ingest::IngestOptions::default()
+        };
+        let mut ids = std::collections::BTreeSet::new();
+        crate::ingest::run(&opts, &mut |t| {
+            if let Some(first) = t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone())) {
+                times.push(first);
+            }
+            ids.insert(t.task_id);
+            Ok(())
+        })?;
+        tasks.insert(arm.spec.name.clone(), ids);
+    }
+    let earliest = crate::predict::seal::earliest(times.iter().map(String::as_str)).map(|(_, s)| s.to_string());
+    Ok((DesignInfo { tasks, n }, earliest))
 }

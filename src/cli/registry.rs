@@ -231,7 +231,14 @@ fn run_diff(a: &DiffArgs) -> u8 {
     };
     let opts = crate::ingest::IngestOptions { inputs: a.runs.clone(), ..Default::default() };
     let mut trajectories = Vec::new();
-    let summary = match crate::ingest::run(&opts, &mut |t| {
+    let rules = match crate::rules::Rules::builtin() {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_diagnostic(&e);
+            return exit::USAGE;
+        }
+    };
+    let summary = match crate::pipeline::run(&opts, &rules, &mut |t| {
         trajectories.push(t);
         Ok(())
     }) {

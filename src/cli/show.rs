@@ -58,9 +58,9 @@ pub fn run(a: &ShowArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], format: None, verdicts: a.classify.verdicts.clone() };
+    let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
     let mut trajs: Vec<Trajectory> = Vec::new();
-    let summary = match crate::ingest::run(&opts, &mut |t| {
+    let summary = match crate::pipeline::run(&opts, &c.rules, &mut |t| {
         trajs.push(t);
         Ok(())
     }) {

@@ -139,10 +139,11 @@ fn classify_all<T: Send>(
     quiet: bool,
     map: &(dyn Fn(&crate::model::Trajectory, Verdict) -> T + Sync),
 ) -> Result<(Vec<T>, bool), u8> {
-    let opts = IngestOptions { inputs: inputs.to_vec(), format: None, verdicts: o.verdicts.clone() };
+    let opts = IngestOptions { inputs: inputs.to_vec(), verdicts: o.verdicts.clone(), ..IngestOptions::default() };
     let mut out = Vec::new();
-    let summary = crate::ingest::run_map(
+    let summary = crate::pipeline::run_map(
         &opts,
+        &c.rules,
         &|t| {
             let v = c.classify(&t);
             map(&t, v)

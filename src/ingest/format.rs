@@ -103,6 +103,8 @@ impl<'a> Output<'a> {
 pub struct Ctx<'a> {
     pub join: &'a JoinIndex,
     pub files: &'a FileSet,
+    /// The harness the caller says every record was run with.
+    pub harness: Option<&'a str>,
     /// Files by adapter and grandparent directory, built on first use.
     siblings: std::sync::OnceLock<std::collections::HashMap<(&'static str, PathBuf), Vec<PathBuf>>>,
 }
@@ -110,7 +112,7 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     #[must_use]
     pub fn new(join: &'a JoinIndex, files: &'a FileSet) -> Self {
-        Self { join, files, siblings: std::sync::OnceLock::new() }
+        Self { join, files, harness: None, siblings: std::sync::OnceLock::new() }
     }
 
     /// Files detected as `adapter` whose grandparent is `dir` (sibling trial directories of a

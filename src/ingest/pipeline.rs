@@ -28,6 +28,9 @@ pub struct IngestOptions {
     pub format: Option<String>,
     /// `--verdicts`: outcome files that apply to every trajectory.
     pub verdicts: Vec<PathBuf>,
+    /// The harness every record was run with, when the caller knows it better than the files
+    /// (a study arm's `harness`).
+    pub harness: Option<String>,
 }
 
 /// What happened to one input file.
@@ -265,7 +268,8 @@ pub fn run_map<T: Send>(
     // Parse units: ordered batches in parallel. A unit whose adapter streams (one container
     // of many records) is parsed alone, between batches, and its records are written as they
     // come, so memory holds one of its records rather than all of them.
-    let ctx = Ctx::new(&join, &fileset);
+    let mut ctx = Ctx::new(&join, &fileset);
+    ctx.harness = opts.harness.as_deref();
     let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
     let mut account = |i: usize, adapter: &'static dyn Adapter, n: usize, errs: Vec<InputError>, fatal: Option<InputError>| {
         summary.trajectories += n;
@@ -473,6 +477,9 @@ fn file_keys(path: &std::path::Path) -> Vec<String> {
 /// The generic part of every record: id, pairing, joined outcome, provenance, status span.
 fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, index: usize, ctx: &Ctx<'_>) {
     t.record_version = RECORD_VERSION;
+    if let Some(h) = ctx.harness {
+        h.clone_into(&mut t.harness);
+    }
     if t.id.is_empty() {
         t.id = trajectory_id(&t.task_id, &unit.primary.rel, index);
     }

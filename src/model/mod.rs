@@ -3,10 +3,12 @@
 mod ids;
 mod pairing;
 pub mod schema;
+mod signals;
 mod trajectory;
 mod verdict;
 
 pub use ids::trajectory_id;
 pub use pairing::{pair_results, unanswered_calls};
+pub use signals::{Amounts, Signal, Signals};
 pub use trajectory::*;
 pub use verdict::*;

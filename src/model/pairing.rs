@@ -92,32 +92,10 @@ fn to_u32(i: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Outcome, Provenance, Role, Step, Termination, ToolCall, ToolResult};
+    use crate::model::{Role, Step, ToolCall, ToolResult};
 
     fn traj(steps: Vec<Step>) -> Trajectory {
-        Trajectory {
-            record_version: 1,
-            id: "t".into(),
-            task_id: "t".into(),
-            arm: None,
-            trial: 0,
-            harness: "h".into(),
-            harness_version: None,
-            model: None,
-            session_id: None,
-            workdir: None,
-            steps,
-            termination: Termination::unknown(),
-            outcome: Outcome::unknown(),
-            declared_tools: None,
-            usage: crate::model::Usage::default(),
-            started_at: None,
-            ended_at: None,
-            submission: None,
-            unpaired_results: Vec::new(),
-            notes: Vec::new(),
-            provenance: Provenance { adapter: "x".into(), adapter_version: 1, format_version: None, files: vec![] },
-        }
+        Trajectory { steps, ..Trajectory::new("t", "h", "test", 1, Vec::new()) }
     }
 
     fn call(id: Option<&str>, name: &str) -> ToolCall {

@@ -13,6 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::signals::Signals;
+
 /// Version of the normalized record; bumped when a field changes meaning.
 pub const RECORD_VERSION: u32 = 1;
 
@@ -64,6 +66,9 @@ pub struct Trajectory {
     /// The submission (patch or answer) when the format records it; `Some("")` is an empty one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<String>,
+    /// What the format said about how the run ended, before interpretation gave it meaning.
+    #[serde(default, skip_serializing_if = "Signals::is_empty")]
+    pub signals: Signals,
     /// Tool results no call could be paired with; kept, never dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unpaired_results: Vec<UnpairedResult>,
@@ -119,6 +124,13 @@ pub struct Step {
 }
 
 impl Step {
+    /// Whether the step belongs to the main agent: not a sub-agent, a sidechain or a branch the
+    /// transcript abandoned.
+    #[must_use]
+    pub fn is_main_agent(&self) -> bool {
+        self.agent.as_deref().is_none_or(|a| !["sidechain", "subagent", "branch:"].iter().any(|p| a.starts_with(p)))
+    }
+
     /// A step with only a role and text; adapters fill the rest.
     #[must_use]
     pub fn new(role: Role, text: impl Into<String>) -> Self {
@@ -183,12 +195,25 @@ pub struct ToolResult {
     /// The harness rejected the call because it named no known tool; the value is its message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_tool: Option<String>,
+    /// The error kind the format attached to the result (`tool_not_registered`, `parsing`), as
+    /// written; what it means is the profile's to say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
 }
 
 impl ToolResult {
     #[must_use]
     pub fn new(output: impl Into<String>) -> Self {
-        Self { call_id: None, name: None, output: output.into(), is_error: false, exit_code: None, call: None, unknown_tool: None }
+        Self {
+            call_id: None,
+            name: None,
+            output: output.into(),
+            is_error: false,
+            exit_code: None,
+            call: None,
+            unknown_tool: None,
+            error_type: None,
+        }
     }
 }
 
@@ -244,6 +269,13 @@ pub struct Termination {
     /// Free text the harness attached (an exception message, an error string).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The agent said it did not complete the task when it ended (`task_completed: false`, a
+    /// forfeit): it finished, but gave up.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gave_up: bool,
+    /// The interpretation entry (`rules/harnesses/*.toml`) that decided this termination.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl Termination {
@@ -254,7 +286,19 @@ impl Termination {
 
     #[must_use]
     pub fn of(kind: TerminationKind) -> Self {
-        Self { kind, budget: None, enforced_by: None, limit: None, consumed: None, raw: None, source: None, span: None, detail: None }
+        Self {
+            kind,
+            budget: None,
+            enforced_by: None,
+            limit: None,
+            consumed: None,
+            raw: None,
+            source: None,
+            span: None,
+            detail: None,
+            gave_up: false,
+            rule: None,
+        }
     }
 
     #[must_use]
@@ -314,6 +358,8 @@ pub enum Enforcer {
     Harness,
     Benchmark,
     Provider,
+    /// Whoever ran a headless agent (a per-request or per-prompt timeout of the caller).
+    Caller,
 }
 
 /// The verifier's verdict.
@@ -468,6 +514,35 @@ pub struct SourceSpan {
 }
 
 impl Trajectory {
+    /// A record with identity and provenance only; an adapter fills in the rest.
+    #[must_use]
+    pub fn new(task_id: impl Into<String>, harness: impl Into<String>, adapter: &str, version: u32, files: Vec<SourceFile>) -> Self {
+        Self {
+            record_version: RECORD_VERSION,
+            id: String::new(),
+            task_id: task_id.into(),
+            arm: None,
+            trial: 0,
+            harness: harness.into(),
+            harness_version: None,
+            model: None,
+            session_id: None,
+            workdir: None,
+            steps: Vec::new(),
+            termination: Termination::unknown(),
+            outcome: Outcome::unknown(),
+            declared_tools: None,
+            usage: Usage::default(),
+            started_at: None,
+            ended_at: None,
+            submission: None,
+            signals: Signals::default(),
+            unpaired_results: Vec::new(),
+            notes: Vec::new(),
+            provenance: Provenance { adapter: adapter.to_string(), adapter_version: version, format_version: None, files },
+        }
+    }
+
     /// The result paired with a call, if any.
     #[must_use]
     pub fn result_of(&self, call: CallRef) -> Option<&ToolResult> {

@@ -47,31 +47,6 @@ pub struct DesignInfo {
 }
 
 impl DesignInfo {
-    /// Ingests (without classifying) each arm's transcripts for their task ids, and returns the
-    /// earliest trajectory time found, so a seal made after a run began can say so.
-    ///
-    /// # Errors
-    /// An input that ingest cannot walk at all.
-    pub fn from_arms(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(Self, Option<String>), crate::ingest::IngestError> {
-        let mut tasks = BTreeMap::new();
-        let mut times: Vec<String> = Vec::new();
-        for arm in arms {
-            let opts =
-                crate::ingest::IngestOptions { inputs: arm.inputs.clone(), format: None, verdicts: arm.verdicts.iter().cloned().collect() };
-            let mut ids = BTreeSet::new();
-            crate::ingest::run(&opts, &mut |t| {
-                if let Some(first) = t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone())) {
-                    times.push(first);
-                }
-                ids.insert(t.task_id);
-                Ok(())
-            })?;
-            tasks.insert(arm.spec.name.clone(), ids);
-        }
-        let earliest = super::seal::earliest(times.iter().map(String::as_str)).map(|(_, s)| s.to_string());
-        Ok((Self { tasks, n }, earliest))
-    }
-
     fn arm_n(&self, arm: &str) -> Option<u64> {
         if self.n.is_some() {
             return self.n;

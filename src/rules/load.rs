@@ -322,7 +322,7 @@ impl Taxonomy {
     }
 }
 
-fn is_kebab(s: &str) -> bool {
+pub(crate) fn is_kebab(s: &str) -> bool {
     !s.is_empty() && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 

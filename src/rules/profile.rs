@@ -2,14 +2,12 @@
 //! mean, and the phrase lists the rules match. Each profile is merged over `default`: lists are
 //! added to, scalars overridden, regexes compiled once at load time.
 
-use std::collections::BTreeMap;
-
 use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::load::RulesError;
-use crate::model::{Budget, TerminationKind};
+use super::meanings::{Meanings, RawEntry, Table};
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -43,10 +41,36 @@ pub struct RawProfile {
     pub tools: Vec<String>,
     #[serde(default)]
     pub step_limit: Option<u32>,
+    /// A reply without an action ends the run with its answer unless the run offered a finish
+    /// tool (Inspect's `generate()`, OpenTelemetry-traced agents); otherwise it is a stop.
+    #[serde(default)]
+    pub final_reply_is_answer: Option<bool>,
     #[serde(default)]
     pub phrases: RawPhrases,
     #[serde(default)]
-    pub statuses: BTreeMap<String, Spanned<String>>,
+    pub status: Vec<RawEntry>,
+    #[serde(default)]
+    pub error: Vec<RawEntry>,
+    #[serde(default)]
+    pub log_line: Vec<RawEntry>,
+    #[serde(default)]
+    pub unknown_tool: Vec<RawEntry>,
+    #[serde(default)]
+    pub format_error: Vec<RawEntry>,
+}
+
+impl RawProfile {
+    /// The raw entries of one interpretation table.
+    #[must_use]
+    pub fn entries(&self, table: Table) -> &[RawEntry] {
+        match table {
+            Table::Status => &self.status,
+            Table::Error => &self.error,
+            Table::LogLine => &self.log_line,
+            Table::UnknownTool => &self.unknown_tool,
+            Table::FormatError => &self.format_error,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -60,8 +84,6 @@ pub struct RawPhrases {
     pub asks: Vec<Spanned<String>>,
     #[serde(default)]
     pub plan: Vec<Spanned<String>>,
-    #[serde(default)]
-    pub unknown_tool: Vec<Spanned<String>>,
     #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
     #[serde(default)]
@@ -150,7 +172,7 @@ impl Phrases {
 
 /// Every profile repeats `default`'s patterns, so each distinct pattern is compiled once per
 /// process and shared (a `Regex` clone is a reference count).
-fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+pub(crate) fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
     static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Regex>>> = std::sync::OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(r) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
@@ -161,13 +183,6 @@ fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
         c.insert(pattern.to_string(), r.clone());
     }
     Ok(r)
-}
-
-/// What a status string means when ingest left the termination unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatusMeaning {
-    pub kind: TerminationKind,
-    pub budget: Option<Budget>,
 }
 
 /// A compiled, merged profile.
@@ -189,16 +204,17 @@ pub struct Profile {
     pub dynamic_namespaces: Vec<String>,
     pub tools: Vec<String>,
     pub step_limit: Option<u32>,
+    pub final_reply_is_answer: bool,
     pub resignation: Phrases,
     pub claims_done: Phrases,
     pub asks: Phrases,
     pub plan: Phrases,
-    pub unknown_tool: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
     pub test_files: Phrases,
     pub config_files: Phrases,
-    pub statuses: BTreeMap<String, StatusMeaning>,
+    /// What the harness's statuses, errors, log lines and rejections mean.
+    pub meanings: Meanings,
 }
 
 impl Profile {
@@ -237,21 +253,6 @@ impl Profile {
             }
             Ok(Phrases::from_list(list))
         };
-        let mut statuses = BTreeMap::new();
-        for (file, text, r) in layers {
-            for (raw, meaning) in &r.statuses {
-                let m = parse_meaning(meaning.get_ref()).ok_or_else(|| {
-                    RulesError::at(
-                        file,
-                        text,
-                        Some(meaning.span()),
-                        format!("`{}` is not a termination", meaning.get_ref()),
-                        Some("use agent_finished, agent_stopped_without_finish, harness_error, infrastructure, or budget:<steps|tokens|context|output_tokens|cost|wall_time|command_timeout|attempts|loop_guard|format_errors|other>".into()),
-                    )
-                })?;
-                statuses.insert(raw.clone(), m);
-            }
-        }
         Ok(Self {
             name: last.name.clone(),
             harnesses: last.harnesses.clone(),
@@ -268,16 +269,16 @@ impl Profile {
             dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
             tools: last.tools.clone(),
             step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
+            final_reply_is_answer: layers.iter().rev().find_map(|(_, _, r)| r.final_reply_is_answer).unwrap_or(false),
             resignation: phrases(&|r| &r.phrases.resignation)?,
             claims_done: phrases(&|r| &r.phrases.claims_done)?,
             asks: phrases(&|r| &r.phrases.asks)?,
             plan: phrases(&|r| &r.phrases.plan)?,
-            unknown_tool: phrases(&|r| &r.phrases.unknown_tool)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
             api_error: phrases(&|r| &r.phrases.api_error)?,
             test_files: phrases(&|r| &r.phrases.test_files)?,
             config_files: phrases(&|r| &r.phrases.config_files)?,
-            statuses,
+            meanings: super::meanings::compile(layers)?,
         })
     }
 
@@ -302,21 +303,6 @@ impl Profile {
             Some(prefix) => name.len() > prefix.len() && name.starts_with(prefix),
             None => p == name,
         })
-    }
-}
-
-fn parse_meaning(s: &str) -> Option<StatusMeaning> {
-    let kind = |k| Some(StatusMeaning { kind: k, budget: None });
-    match s {
-        "agent_finished" => kind(TerminationKind::AgentFinished),
-        "agent_stopped_without_finish" => kind(TerminationKind::AgentStoppedWithoutFinish),
-        "harness_error" => kind(TerminationKind::HarnessError),
-        "infrastructure" => kind(TerminationKind::Infrastructure),
-        _ => {
-            let b = s.strip_prefix("budget:")?;
-            let budget: Budget = serde_json::from_value(serde_json::Value::String(b.to_string())).ok()?;
-            Some(StatusMeaning { kind: TerminationKind::Budget, budget: Some(budget) })
-        }
     }
 }
 

@@ -128,16 +128,18 @@ pub fn run_study(
                 token_limit: arm.spec.budget.token_limit,
             },
         );
-        let opts = IngestOptions { inputs: arm.inputs.clone(), format: None, verdicts: arm.verdicts.iter().cloned().collect() };
+        let opts = IngestOptions {
+            inputs: arm.inputs.clone(),
+            verdicts: arm.verdicts.iter().cloned().collect(),
+            harness: arm.spec.harness.clone(),
+            ..IngestOptions::default()
+        };
         let mut verdicts = Vec::new();
         let mut earliest: Option<String> = None;
-        let harness = arm.spec.harness.clone();
-        let summary = crate::ingest::run_map(
+        let summary = crate::pipeline::run_map(
             &opts,
-            &|mut t| {
-                if let Some(h) = &harness {
-                    t.harness.clone_from(h);
-                }
+            &c.rules,
+            &|t| {
                 let first = first_time(&t);
                 (c.classify(&t), first)
             },
@@ -201,9 +203,9 @@ pub fn run_inputs(
         loaded.push(l);
     }
     let c = Classifier::new(rules.clone(), loaded, Options::default());
-    let opts = IngestOptions { inputs: inputs.to_vec(), format: None, verdicts: Vec::new() };
+    let opts = IngestOptions { inputs: inputs.to_vec(), ..IngestOptions::default() };
     let mut by_arm: BTreeMap<String, (Vec<Verdict>, Option<String>)> = BTreeMap::new();
-    let summary = crate::ingest::run_map(&opts, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
+    let summary = crate::pipeline::run_map(&opts, &c.rules, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
         let arm = by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default();
         keep_earliest(&mut arm.1, first);
         arm.0.push(v);

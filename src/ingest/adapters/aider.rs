@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker, structure};
 use crate::ingest::probe::Probe;
@@ -99,7 +98,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::SourceFile>, adapter: &str) -> Trajectory {
     let task = task_id(r.testdir.as_deref(), path, r.testcase.as_deref());
-    let mut t = blank(task, "aider", adapter, 1, files);
+    let mut t = crate::model::Trajectory::new(task, "aider", adapter, 1, files);
     t.provenance.format_version = Some("aider-benchmark-results".into());
     t.model = r.model.clone();
     t.harness_version = r.commit_hash.clone().filter(|c| !c.is_empty());

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, content_text};
+use crate::ingest::adapters::shared::common::{content_text};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -108,7 +108,7 @@ impl Adapter for MagenticOne {
             msgs.push((*raw, m));
         }
         let stem = stem(&unit.primary.path);
-        let mut t = blank(stem.clone(), NAME, NAME, 1, vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(stem.clone(), NAME, NAME, 1, vec![src.provenance("transcript")]);
         t.session_id = Some(stem);
         t.provenance.format_version = Some(if wrapped.is_some() { "magentic-one log (wrapped)".into() } else { "magentic-one log".into() });
         for (raw, m) in &msgs {

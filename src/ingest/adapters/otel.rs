@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, is_finish_tool, tool_call, uint};
+use crate::ingest::adapters::shared::common::{is_finish_tool, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::{JsonShape, Probe};
@@ -859,7 +859,7 @@ fn trace_record(trace: &str, mut spans: Vec<Span>, file: &crate::model::SourceFi
         .or_else(|| spans.iter().find_map(|s| s.service.clone()))
         .unwrap_or_else(|| "otel".to_string());
     let conversation = spans.iter().find_map(|s| str_attr(&s.attrs, "gen_ai.conversation.id")).map(ToString::to_string);
-    let mut t = blank(conversation.clone().unwrap_or_else(|| trace.to_string()), harness, ADAPTER, 1, vec![file.clone()]);
+    let mut t = crate::model::Trajectory::new(conversation.clone().unwrap_or_else(|| trace.to_string()), harness, ADAPTER, 1, vec![file.clone()]);
     t.session_id = Some(trace.to_string());
     t.provenance.format_version = Some("otel-genai".into());
     t.model = b.model.clone().or_else(|| root.and_then(|r| str_attr(&r.attrs, "gen_ai.request.model")).map(ToString::to_string));

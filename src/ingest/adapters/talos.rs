@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::{blank, tool_call, uint};
+use crate::ingest::adapters::shared::common::{tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -428,7 +428,7 @@ fn record(
     store: &crate::model::SourceFile,
 ) -> Trajectory {
     let (task, trial) = split_run_id(run_id);
-    let mut t = blank(task, HARNESS, STORE, 1, vec![store.clone()]);
+    let mut t = crate::model::Trajectory::new(task, HARNESS, STORE, 1, vec![store.clone()]);
     t.trial = trial;
     t.session_id = Some(run_id.to_string());
     t.provenance.format_version =
@@ -650,7 +650,7 @@ fn steps_from_events(t: &mut Trajectory, events: &[EventRow]) {
 /// A record from a summary alone.
 fn summary_record(s: &SummaryLine, store: Option<&str>) -> Trajectory {
     let (task, trial) = split_run_id(&s.run_id);
-    let mut t = blank(task, HARNESS, SUMMARY, 1, vec![s.file.clone()]);
+    let mut t = crate::model::Trajectory::new(task, HARNESS, SUMMARY, 1, vec![s.file.clone()]);
     t.trial = trial;
     t.session_id = Some(s.run_id.clone());
     t.provenance.format_version = Some("talos run summary".into());

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, content_text, tool_call};
+use crate::ingest::adapters::shared::common::{content_text, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -229,7 +229,7 @@ fn result_step(output: String, call: Option<CallRef>, call_id: Option<String>, n
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn record(src: &Source, r: &RawResult<'_>, run: Option<&RunName>) -> Result<Trajectory, InputError> {
     let task = task_string(&r.task_id);
-    let mut t = blank(task, NAME, NAME, 1, vec![src.provenance("transcript")]);
+    let mut t = crate::model::Trajectory::new(task, NAME, NAME, 1, vec![src.provenance("transcript")]);
     t.trial = r.trial.unwrap_or(0);
     t.provenance.format_version = Some("tau-bench EnvRunResult".into());
     if let Some(run) = run {

@@ -26,7 +26,6 @@ use serde_json::value::RawValue;
 
 use crate::ingest::adapters::chat::anthropic::{self as chat_anthropic, first_line};
 use crate::ingest::adapters::chat::api::{self as chat_api, is_unknown_tool_message};
-use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::adapters::shared::lines::{self, Line};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
@@ -744,7 +743,7 @@ impl Adapter for ClaudeCodeSession {
             b.entry(&entries[i], labels.get(&i).map(String::as_str));
         }
         b.settle_tokens();
-        let mut t = blank(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("claude-code-session-jsonl".into());
         t.termination = termination_from_steps(&b);
 
@@ -864,7 +863,7 @@ impl Adapter for ClaudeCodeStream {
         if entries.is_empty() {
             return Err(lines::nothing_readable(&src, "stream-json event", "each line is one event: system, assistant, user or result"));
         }
-        let mut t = blank(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("claude-code-stream-json".into());
         let mut b = Builder::default();
         let mut result: Option<&Entry> = None;

@@ -26,7 +26,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::ingest::adapters::chat::api::is_unknown_tool_message;
-use crate::ingest::adapters::shared::common::{blank, content_text, tool_call, uint};
+use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::ingest::adapters::shared::lines::{self, Line};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker, structure};
@@ -740,7 +740,7 @@ impl Adapter for CodexRollout {
             }
         }
         let task = task_id(&unit.primary.path, b.session.as_deref());
-        let mut t = blank(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some(format.into());
         if bad > 0 {
             t.notes.push(format!("{bad} unreadable line(s) skipped (see the diagnostics)"));
@@ -870,7 +870,7 @@ impl Adapter for CodexExec {
             }
         }
         let task = task_id(&unit.primary.path, None);
-        let mut t = blank(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some(if legacy { "codex-exec-json-legacy" } else { "codex-exec-json" }.into());
         if bad > 0 {
             t.notes.push(format!("{bad} unreadable line(s) skipped (see the diagnostics)"));

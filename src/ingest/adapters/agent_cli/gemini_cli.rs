@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, tool_call, uint};
+use crate::ingest::adapters::shared::common::{tool_call, uint};
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
@@ -312,7 +312,7 @@ fn file_stem(p: &Path) -> String {
 
 fn session_record(src: &Source, meta: &RawMeta, adapter: &str, format: &str) -> Trajectory {
     let task = meta.session_id.clone().unwrap_or_else(|| file_stem(&src.path));
-    let mut t = blank(task, HARNESS, adapter, 1, vec![src.provenance("transcript")]);
+    let mut t = crate::model::Trajectory::new(task, HARNESS, adapter, 1, vec![src.provenance("transcript")]);
     t.session_id.clone_from(&meta.session_id);
     t.provenance.format_version = Some(format.into());
     t.started_at.clone_from(&meta.start_time);
@@ -530,7 +530,7 @@ impl Adapter for GeminiHeadless {
 
 fn headless_json(src: &Source, h: &RawHeadless) -> Trajectory {
     let task = h.session_id.clone().unwrap_or_else(|| file_stem(&src.path));
-    let mut t = blank(task, HARNESS, HEADLESS, 1, vec![src.provenance("transcript")]);
+    let mut t = crate::model::Trajectory::new(task, HARNESS, HEADLESS, 1, vec![src.provenance("transcript")]);
     t.session_id.clone_from(&h.session_id);
     t.provenance.format_version = Some("gemini-cli headless json".into());
     if let Some(r) = &h.response {
@@ -608,7 +608,7 @@ fn headless_error(kind: &str, message: &str, code: &Value) -> Termination {
 fn headless_text(src: &Source, text: &str) -> Trajectory {
     static TOOL_ERR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = TOOL_ERR.get_or_init(|| regex::Regex::new(r"(?m)^Error executing tool ([^:\s]+): (.*)$").expect("static regex"));
-    let mut t = blank(file_stem(&src.path), HARNESS, HEADLESS, 1, vec![src.provenance("transcript")]);
+    let mut t = crate::model::Trajectory::new(file_stem(&src.path), HARNESS, HEADLESS, 1, vec![src.provenance("transcript")]);
     t.provenance.format_version = Some("gemini-cli headless text".into());
     let mut response = String::new();
     let mut rest = text;
@@ -700,7 +700,7 @@ impl Adapter for GeminiStream {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let mut t = blank(file_stem(&src.path), HARNESS, STREAM, 1, vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(file_stem(&src.path), HARNESS, STREAM, 1, vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("gemini-cli stream-json".into());
         // The assistant step text deltas are appended to, until a tool call or another event.
         let mut open_reply: Option<usize> = None;

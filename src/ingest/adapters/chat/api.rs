@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 
 use super::anthropic as chat_anthropic;
 use super::openai as chat_openai;
-use crate::ingest::adapters::shared::common::{blank, is_finish_tool, num};
+use crate::ingest::adapters::shared::common::{is_finish_tool, num};
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
@@ -730,7 +730,7 @@ fn http_error(status: Option<u64>, message: &str) -> Termination {
 
 /// Builds the record of one conversation.
 fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Source) -> Trajectory {
-    let mut t = blank(task_id, provider.name(), provider.name(), 1, vec![src.provenance("transcript")]);
+    let mut t = crate::model::Trajectory::new(task_id, provider.name(), provider.name(), 1, vec![src.provenance("transcript")]);
     t.provenance.format_version = Some(
         match provider {
             Provider::OpenAi => "openai-chat-completions",

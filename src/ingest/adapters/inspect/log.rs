@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 
 use super::eval::{self, EvalArchive, Limits, Member};
 use super::json;
-use crate::ingest::adapters::shared::common::{blank, is_finish_tool, num, tool_call, uint};
+use crate::ingest::adapters::shared::common::{is_finish_tool, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -385,7 +385,7 @@ fn sample(raw: &str, at: &SampleSource<'_>, ctx: &LogContext, adapter: &str) -> 
     let s: RawSample<'_> = serde_json::from_str(raw)?;
     let task = id_string(&s.id);
     let epoch = s.epoch.unwrap_or(1);
-    let mut t = blank(task.clone(), HARNESS, adapter, 1, at.files.clone());
+    let mut t = crate::model::Trajectory::new(task.clone(), HARNESS, adapter, 1, at.files.clone());
     t.trial = u32::try_from(epoch.saturating_sub(1)).unwrap_or(u32::MAX);
     t.session_id = Some(s.uuid.clone().unwrap_or_else(|| format!("{task}_epoch_{epoch}")));
     t.harness_version.clone_from(&ctx.inspect_version);

@@ -3,35 +3,7 @@
 
 use serde_json::Value;
 
-use crate::model::{Outcome, Provenance, SourceFile, Termination, ToolCall, Trajectory, Usage};
-
-/// A record with identity and provenance only; the adapter fills in the rest.
-#[must_use]
-pub fn blank(task_id: impl Into<String>, harness: impl Into<String>, adapter: &str, version: u32, files: Vec<SourceFile>) -> Trajectory {
-    Trajectory {
-        record_version: crate::model::RECORD_VERSION,
-        id: String::new(),
-        task_id: task_id.into(),
-        arm: None,
-        trial: 0,
-        harness: harness.into(),
-        harness_version: None,
-        model: None,
-        session_id: None,
-        workdir: None,
-        steps: Vec::new(),
-        termination: Termination::unknown(),
-        outcome: Outcome::unknown(),
-        declared_tools: None,
-        usage: Usage::default(),
-        started_at: None,
-        ended_at: None,
-        submission: None,
-        unpaired_results: Vec::new(),
-        notes: Vec::new(),
-        provenance: Provenance { adapter: adapter.to_string(), adapter_version: version, format_version: None, files },
-    }
-}
+use crate::model::ToolCall;
 
 /// Text of a message `content` that may be a string, a list of parts (`{type: text, text}`,
 /// `{type: image, ...}`), or absent. Non-text parts are named, not dropped silently.

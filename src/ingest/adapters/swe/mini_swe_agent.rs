@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, content_text, tool_call, uint};
+use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::Probe;
@@ -338,7 +338,7 @@ impl Adapter for MiniSweAgent {
         }
 
         let task = task_id(&unit.primary.path, doc.instance_id.as_deref());
-        let mut t = blank(task.clone(), "mini-swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task.clone(), "mini-swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
         let info = &doc.info;
         t.harness_version = info.mini_version.clone();
         t.provenance.format_version = doc.trajectory_format.clone();

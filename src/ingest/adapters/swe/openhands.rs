@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, content_text, num, tool_call, uint};
+use crate::ingest::adapters::shared::common::{content_text, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -556,7 +556,7 @@ impl Adapter for OpenHandsEvents {
             b.push(e, src.span_of(0, raw.get()));
         }
         let task = task_from_path(&unit.primary.path);
-        let mut t = blank(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("openhands-v0-events".into());
         b.finish_into(&mut t, None, "");
         t.notes.push("a saved event list carries no verdict: outcome comes from a verdict file, if any".into());
@@ -657,7 +657,7 @@ fn instance(line: &str, file: &SourceFile, lineno: usize, line_start: usize, ada
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let mut t = blank(task, HARNESS, adapter, 1, vec![file.clone()]);
+    let mut t = crate::model::Trajectory::new(task, HARNESS, adapter, 1, vec![file.clone()]);
     t.provenance.format_version = Some("openhands-eval-output".into());
     t.model = rec.metadata.as_ref().and_then(|m| m.pointer("/llm_config/model")).and_then(Value::as_str).map(ToString::to_string);
     let mut b = Builder::new();

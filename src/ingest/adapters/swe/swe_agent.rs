@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{blank, content_text, tool_call};
+use crate::ingest::adapters::shared::common::{content_text, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;
@@ -254,7 +254,7 @@ impl Adapter for SweAgent {
         }
 
         let task = task_id(&unit.primary.path);
-        let mut t = blank(task.clone(), "swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(task.clone(), "swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
         t.harness_version = doc.info.swe_agent_version.clone();
         let config = match &doc.replay_config {
             Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),

@@ -13,9 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{
-    blank, content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message,
-};
+use crate::ingest::adapters::shared::common::{content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message, };
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -137,7 +135,7 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
     let file_ix = u32::try_from(files.len() - 1).unwrap_or(u32::MAX);
 
     let harness = if doc.agent.name.is_empty() { "unknown".to_string() } else { doc.agent.name.clone() };
-    let mut t = blank(String::new(), harness, adapter, 1, Vec::new());
+    let mut t = crate::model::Trajectory::new(String::new(), harness, adapter, 1, Vec::new());
     t.provenance.files = files;
     t.provenance.format_version = Some(doc.schema_version.clone());
     t.harness_version = doc.agent.version.clone().filter(|v| !v.is_empty() && v != "unknown");

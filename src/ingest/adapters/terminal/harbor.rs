@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::{blank, number_after};
+use crate::ingest::adapters::shared::common::{number_after};
 use crate::ingest::adapters::terminal::atif;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
@@ -182,7 +182,7 @@ impl Adapter for HarborTrial {
         let mut t = match atif_entry {
             Some(e) => atif::parse_file(&e.path, &e.display, files, self.name())?,
             None => {
-                let mut t = blank("", "", self.name(), self.version(), files);
+                let mut t = crate::model::Trajectory::new("", "", self.name(), self.version(), files);
                 t.notes.push("the trial has no agent/trajectory.json: the record has no steps".into());
                 t.provenance.format_version = Some("harbor trial result (no trajectory)".into());
                 t

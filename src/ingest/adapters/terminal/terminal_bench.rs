@@ -17,7 +17,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -136,7 +135,7 @@ pub(crate) fn looks_like_trial_dir(name: &str) -> bool {
 /// Builds the record for one trial result; `file` is the file the result was read from.
 fn record(trial: &RawTrial, shown: &str, files: Vec<SourceFile>, meta: Option<&RawRunMetadata>, adapter: &str) -> Trajectory {
     let harness = meta.and_then(|m| m.agent_name.clone()).unwrap_or_else(|| "unknown".into());
-    let mut t = blank(trial.task_id.clone(), harness, adapter, 1, files);
+    let mut t = crate::model::Trajectory::new(trial.task_id.clone(), harness, adapter, 1, files);
     t.provenance.format_version =
         Some(if trial.trial_started_at.is_some() { "terminal-bench-1".into() } else { "terminal-bench-1 (no timestamps)".into() });
     t.model = meta.and_then(|m| m.model_name.clone());

@@ -17,7 +17,6 @@
 
 use std::path::Path;
 
-use crate::ingest::adapters::shared::common::blank;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, structure};
 use crate::ingest::probe::Probe;
@@ -507,7 +506,7 @@ impl Adapter for TerminalCapture {
             stem.to_string()
         };
         let harness = cap.agent.unwrap_or("unknown");
-        let mut t = blank(task, harness, NAME, 1, vec![file]);
+        let mut t = crate::model::Trajectory::new(task, harness, NAME, 1, vec![file]);
         t.provenance.format_version = Some("terminal capture".into());
         apply(&mut t, cap);
         out.emit(t);

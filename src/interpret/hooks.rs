@@ -1,0 +1,60 @@
+//! Decisions the tables cannot express as data, each a small named function a profile entry
+//! calls with `hook = "<name>"` (`crate::rules::meanings::HOOKS` lists the names).
+
+use crate::model::{Budget, Termination, TerminationKind, Trajectory};
+
+/// Runs the hook `name` on the termination an entry gave.
+pub fn run(name: &str, t: &Trajectory, term: &mut Termination) {
+    match name {
+        "limits-reached" => limits_reached(t, term),
+        _ => debug_assert!(false, "hook {name} is listed but not implemented"),
+    }
+}
+
+/// Whether every listed hook has an implementation (checked by a test).
+#[must_use]
+pub fn implemented(name: &str) -> bool {
+    matches!(name, "limits-reached")
+}
+
+/// The budgets a "limits exceeded" status can mean, in the order harnesses check them.
+const CHECKED: [Budget; 4] = [Budget::Steps, Budget::Cost, Budget::WallTime, Budget::Tokens];
+
+/// A status that says a limit was reached without saying which (mini-swe-agent's
+/// `LimitsExceeded` covers its step and cost limits): the budget whose consumption reached its
+/// configured limit fired. When both did, the first the harness checks; when neither, the only
+/// one configured; otherwise `other`, with what was compared.
+fn limits_reached(t: &Trajectory, term: &mut Termination) {
+    let (lim, used) = (&t.signals.limits, &t.signals.consumed);
+    let configured: Vec<Budget> = CHECKED.into_iter().filter(|b| lim.of(*b).is_some_and(|l| l > 0.0)).collect();
+    let hit: Vec<Budget> =
+        configured.iter().copied().filter(|b| matches!((lim.of(*b), used.of(*b)), (Some(l), Some(c)) if c >= l)).collect();
+    term.kind = TerminationKind::Budget;
+    let budget = match (hit.as_slice(), configured.as_slice()) {
+        ([one], _) => *one,
+        ([first, second, ..], _) => {
+            term.detail = Some(format!(
+                "both the {} limit and the {} limit were reached; the harness checks {} first",
+                crate::util::snake(first),
+                crate::util::snake(second),
+                crate::util::snake(first)
+            ));
+            *first
+        }
+        ([], [only]) => *only,
+        ([], _) => {
+            let show = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |x| x.to_string());
+            term.detail = Some(format!(
+                "no configured limit was reached by the recorded consumption: steps {} of {}, cost {} of {}",
+                show(used.steps),
+                show(lim.steps),
+                show(used.cost_usd),
+                show(lim.cost_usd)
+            ));
+            Budget::Other
+        }
+    };
+    term.budget = Some(budget);
+    term.limit = lim.of(budget).filter(|l| *l > 0.0);
+    term.consumed = used.of(budget);
+}

@@ -1,0 +1,39 @@
+//! Interpretation: the one pass between decoding and classification that gives the raw facts
+//! an adapter read (status strings, error texts, log lines, tool outputs) their meaning, with
+//! the harness profile's tables (`rules/harnesses/*.toml`). It decides the termination (kind,
+//! budget, enforcer, limit, consumption), marks calls the harness rejected as unknown tools and
+//! replies it could not parse, and names the entry behind every decision.
+//!
+//! ```text
+//!  ingest (decode) ──► Trajectory + signals ──► interpret (profile tables) ──► classify
+//! ```
+
+pub mod fixture;
+pub mod hooks;
+mod results;
+mod termination;
+
+use crate::model::Trajectory;
+use crate::rules::{Profile, Rules};
+
+/// What interpretation decided, entry by entry, for fixtures and `rules explain`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// Ids of the entries that marked something or decided the termination, in order.
+    pub fired: Vec<String>,
+}
+
+/// Interprets one trajectory with the profile of its harness.
+pub fn interpret(t: &mut Trajectory, rules: &Rules) -> Report {
+    let p = rules.profile_for(&t.harness);
+    apply(t, p)
+}
+
+/// Interprets one trajectory with `p`. Running it twice gives the same record.
+pub fn apply(t: &mut Trajectory, p: &Profile) -> Report {
+    let mut report = Report::default();
+    results::mark_unknown_tools(t, p, &mut report);
+    results::mark_format_errors(t, p, &mut report);
+    termination::decide(t, p, &mut report);
+    report
+}

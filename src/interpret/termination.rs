@@ -1,0 +1,168 @@
+//! How the run ended, from its signals: the first status an entry knows, the errors that ended
+//! it, the harness's log lines, and, when none of them says, the shape of the last steps.
+//!
+//! A status says what the harness saw; an error or log line can say why. So a weak status —
+//! nothing said, a crash no entry explains, a clock that fired — gives way to a specific cause
+//! found beside it (a rate limit, a context-window error, a stuck-loop guard): the provider that
+//! kept failing until the clock fired ended the run, not the clock.
+
+use super::Report;
+use super::hooks;
+use crate::model::{Budget, Role, Signal, Termination, TerminationKind, Trajectory};
+use crate::rules::Profile;
+use crate::rules::meanings::{Entry, Hit, Meaning, Table};
+
+/// Longest detail kept from an error text.
+const DETAIL: usize = 300;
+
+/// A termination one signal supports, with the entry behind it.
+struct Candidate<'a> {
+    meaning: Meaning,
+    entry: Option<&'a Entry>,
+    signal: &'a Signal,
+    hit: Hit,
+}
+
+fn first_match<'a>(p: &'a Profile, table: Table, s: &'a Signal) -> Option<Candidate<'a>> {
+    p.meanings.table(table).filter(|e| e.reads(&s.field)).find_map(|e| {
+        let hit = e.find(&s.text)?;
+        Some(Candidate { meaning: e.means?, entry: Some(e), signal: s, hit })
+    })
+}
+
+/// Decides `t.termination`. A record with no signals keeps a termination that says anything
+/// (one written by another tool, or interpreted before).
+pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
+    let sig = &t.signals;
+    let said = t.termination.kind != TerminationKind::Unknown || t.termination.raw.is_some() || t.termination.detail.is_some();
+    if sig.statuses.is_empty() && sig.errors.is_empty() && sig.log_lines.is_empty() && said {
+        return;
+    }
+    let status = sig.statuses.iter().find_map(|s| first_match(p, Table::Status, s));
+    // An error no entry explains is still an error that ended the run: a harness error.
+    let errors: Vec<Candidate<'_>> = sig
+        .errors
+        .iter()
+        .map(|s| {
+            first_match(p, Table::Error, s).unwrap_or(Candidate {
+                meaning: Meaning { kind: TerminationKind::HarnessError, budget: None },
+                entry: None,
+                signal: s,
+                hit: Hit::default(),
+            })
+        })
+        .collect();
+    let logs: Vec<Candidate<'_>> = sig.log_lines.iter().filter_map(|s| first_match(p, Table::LogLine, s)).collect();
+
+    let strong_error = errors.iter().find(|c| !c.meaning.is_weak());
+    let strong_log = logs.iter().rev().find(|c| !c.meaning.is_weak());
+    let says_something = |c: &&Candidate<'_>| c.meaning.kind != TerminationKind::Unknown;
+    let chosen = match &status {
+        Some(s) if !s.meaning.is_weak() => Some(s),
+        _ => strong_error
+            .or(strong_log)
+            .or(status.as_ref().filter(says_something))
+            .or(errors.first())
+            .or(logs.iter().rev().find(says_something)),
+    };
+    let mut term = match chosen {
+        Some(c) => from_candidate(t, c),
+        None => {
+            let mut s = from_steps(t, p);
+            // A status that says nothing still names what the file said.
+            if let Some(c) = &status
+                && s.kind == TerminationKind::Unknown
+            {
+                s = from_candidate(t, c);
+            }
+            s
+        }
+    };
+    if let Some(h) = chosen.and_then(|c| c.entry).and_then(|e| e.hook.as_deref()) {
+        hooks::run(h, t, &mut term);
+    }
+    if let Some(id) = &term.rule {
+        report.fired.push(id.clone());
+    }
+    fill_amounts(t, &mut term);
+    t.termination = term;
+}
+
+fn from_candidate(t: &Trajectory, c: &Candidate<'_>) -> Termination {
+    let m = c.meaning;
+    let mut term = Termination::of(m.kind);
+    term.budget = m.budget;
+    term.enforced_by = c.entry.and_then(|e| e.by).or_else(|| m.default_enforcer());
+    term.raw = Some(first_line(&c.signal.text, DETAIL));
+    term.source = Some(c.signal.field.clone());
+    term.span = c.signal.span;
+    term.rule = c.entry.map(|e| e.id.clone());
+    term.gave_up = c.entry.is_some_and(|e| e.gave_up);
+    term.detail = match c.entry.and_then(|e| e.detail.clone()) {
+        Some(d) => Some(d),
+        // What an error said is the detail a reader needs; a status string is its own.
+        None if c.signal.text.trim() != first_line(&c.signal.text, DETAIL) || m.kind == TerminationKind::HarnessError => {
+            Some(c.signal.text.trim().chars().take(DETAIL).collect())
+        }
+        None => None,
+    };
+    term.consumed = c.hit.consumed;
+    term.limit = c.hit.limit;
+    let _ = t;
+    term
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    text.trim().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(max).collect()
+}
+
+/// The run's end from its last steps when no signal says: the main agent's finish call, or a
+/// reply without an action. A run whose harness offers no finish tool ends with its answer.
+fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
+    let last = t.steps.iter().rev().find(|s| s.is_main_agent() && s.role == Role::Assistant);
+    let Some(s) = last else { return Termination::unknown() };
+    if let Some(c) = s.tool_calls.iter().find(|c| p.is_finish(&c.name)) {
+        let mut term = Termination::of(TerminationKind::AgentFinished);
+        term.raw = Some(format!("tool:{}", c.name));
+        term.source = Some("last agent step".into());
+        return term;
+    }
+    if !s.tool_calls.is_empty() || s.format_error.is_some() {
+        return Termination::unknown();
+    }
+    let offered = t.declared_tools.as_ref().is_some_and(|d| d.iter().any(|d| p.is_finish(&d.name)));
+    let mut term = if p.final_reply_is_answer && !offered {
+        let mut term = Termination::of(TerminationKind::AgentFinished);
+        term.detail = Some("the final reply is the answer: no finish tool was offered".into());
+        term
+    } else {
+        Termination::of(TerminationKind::AgentStoppedWithoutFinish)
+    };
+    term.source = Some("last agent step".into());
+    term
+}
+
+/// Limit and consumption of the budget that fired, from what the format recorded, when the
+/// deciding text did not give them.
+fn fill_amounts(t: &Trajectory, term: &mut Termination) {
+    let Some(b) = term.budget else { return };
+    if term.limit.is_none() {
+        term.limit = t.signals.limits.of(b).filter(|l| *l > 0.0);
+    }
+    if term.consumed.is_none() {
+        term.consumed = t.signals.consumed.of(b).or_else(|| match b {
+            Budget::FormatErrors => {
+                let n = trailing_format_errors(t);
+                #[expect(clippy::cast_precision_loss, reason = "a count of replies")]
+                (n > 0).then_some(n as f64)
+            }
+            _ => None,
+        });
+    }
+}
+
+/// Unusable replies in a row at the end of the run.
+#[must_use]
+pub fn trailing_format_errors(t: &Trajectory) -> u64 {
+    t.steps.iter().rev().filter(|s| s.role == Role::Assistant).take_while(|s| s.format_error.is_some()).count() as u64
+}
