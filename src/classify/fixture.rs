@@ -22,7 +22,7 @@
 use serde::Deserialize;
 
 use super::engine::{Classifier, Options};
-use crate::ingest::adapters::shared::common::{tool_call};
+use crate::ingest::adapters::shared::common::tool_call;
 use crate::model::{
     Budget, DeclaredTool, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, ToolResult, Trajectory, pair_results,
 };

@@ -99,7 +99,12 @@ impl Case {
             let outputs = if self.outputs.is_empty() { vec![String::new()] } else { self.outputs.clone() };
             for out in outputs {
                 let mut call = Step::new(Role::Assistant, "");
-                call.tool_calls.push(ToolCall { id: None, name: self.call.clone(), arguments: serde_json::Value::Null, raw_arguments: None });
+                call.tool_calls.push(ToolCall {
+                    id: None,
+                    name: self.call.clone(),
+                    arguments: serde_json::Value::Null,
+                    raw_arguments: None,
+                });
                 t.steps.push(call);
                 let mut res = ToolResult::new(out);
                 res.error_type.clone_from(&self.error_type);

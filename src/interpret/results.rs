@@ -58,8 +58,10 @@ pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) 
         }
         let own = step.tool_results.iter().map(|r| r.output.as_str());
         let next = t.steps.get(i + 1).filter(|n| n.role != Role::Assistant);
-        let answer = next.into_iter().flat_map(|n| std::iter::once(n.text.as_str()).chain(n.tool_results.iter().map(|r| r.output.as_str())));
-        let found = own.chain(answer).find_map(|text| p.meanings.table(Table::FormatError).find(|e| e.find(text).is_some()).map(|e| (text, e)));
+        let answer =
+            next.into_iter().flat_map(|n| std::iter::once(n.text.as_str()).chain(n.tool_results.iter().map(|r| r.output.as_str())));
+        let found =
+            own.chain(answer).find_map(|text| p.meanings.table(Table::FormatError).find(|e| e.find(text).is_some()).map(|e| (text, e)));
         if let Some((text, e)) = found {
             let complaint: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).take(3).collect();
             marks.push((i, complaint.join("\n"), e.id.clone()));

@@ -38,7 +38,11 @@ pub struct Signals {
 impl Signals {
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.statuses.is_empty() && self.errors.is_empty() && self.log_lines.is_empty() && self.limits.is_empty() && self.consumed.is_empty()
+        self.statuses.is_empty()
+            && self.errors.is_empty()
+            && self.log_lines.is_empty()
+            && self.limits.is_empty()
+            && self.consumed.is_empty()
     }
 
     pub fn status(&mut self, field: impl Into<String>, text: impl Into<String>) -> &mut Signal {

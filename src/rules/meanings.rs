@@ -274,7 +274,13 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
         (None, Some(p)) => Matcher::Pattern(super::profile::compiled(p.get_ref()).map_err(|e| {
             err(p.span(), format!("invalid regex: {e}"), "patterns use the Rust `regex` syntax; escape backslashes in TOML strings")
         })?),
-        _ => return Err(err(r.id.span(), format!("entry `{id}` needs exactly one of `value` and `pattern`"), "`value` matches the whole string, `pattern` searches it")),
+        _ => {
+            return Err(err(
+                r.id.span(),
+                format!("entry `{id}` needs exactly one of `value` and `pattern`"),
+                "`value` matches the whole string, `pattern` searches it",
+            ));
+        }
     };
     let means = match (&r.means, table.ends_runs()) {
         (Some(m), true) => Some(Meaning::parse(m.get_ref()).ok_or_else(|| {
@@ -290,12 +296,13 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
         }
         (None, false) => None,
     };
-    let by = match &r.by {
-        None => None,
-        Some(b) => Some(serde_json::from_value::<Enforcer>(serde_json::Value::String(b.get_ref().clone())).map_err(|_| {
-            err(b.span(), format!("`{}` is not an enforcer", b.get_ref()), "use harness, benchmark, provider or caller")
-        })?),
-    };
+    let by =
+        match &r.by {
+            None => None,
+            Some(b) => Some(serde_json::from_value::<Enforcer>(serde_json::Value::String(b.get_ref().clone())).map_err(|_| {
+                err(b.span(), format!("`{}` is not an enforcer", b.get_ref()), "use harness, benchmark, provider or caller")
+            })?),
+        };
     if let Some(h) = &r.hook
         && !HOOKS.contains(&h.get_ref().as_str())
     {

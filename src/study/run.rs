@@ -205,12 +205,13 @@ pub fn run_inputs(
     let c = Classifier::new(rules.clone(), loaded, Options::default());
     let opts = IngestOptions { inputs: inputs.to_vec(), ..IngestOptions::default() };
     let mut by_arm: BTreeMap<String, (Vec<Verdict>, Option<String>)> = BTreeMap::new();
-    let summary = crate::pipeline::run_map(&opts, &c.rules, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
-        let arm = by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default();
-        keep_earliest(&mut arm.1, first);
-        arm.0.push(v);
-        Ok(())
-    })?;
+    let summary =
+        crate::pipeline::run_map(&opts, &c.rules, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
+            let arm = by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default();
+            keep_earliest(&mut arm.1, first);
+            arm.0.push(v);
+            Ok(())
+        })?;
     let quarantined = summary.quarantined_records + summary.quarantined_files();
     diagnostics.extend(summary.diagnostics);
     let n = by_arm.len().max(1);

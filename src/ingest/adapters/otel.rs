@@ -859,7 +859,8 @@ fn trace_record(trace: &str, mut spans: Vec<Span>, file: &crate::model::SourceFi
         .or_else(|| spans.iter().find_map(|s| s.service.clone()))
         .unwrap_or_else(|| "otel".to_string());
     let conversation = spans.iter().find_map(|s| str_attr(&s.attrs, "gen_ai.conversation.id")).map(ToString::to_string);
-    let mut t = crate::model::Trajectory::new(conversation.clone().unwrap_or_else(|| trace.to_string()), harness, ADAPTER, 1, vec![file.clone()]);
+    let mut t =
+        crate::model::Trajectory::new(conversation.clone().unwrap_or_else(|| trace.to_string()), harness, ADAPTER, 1, vec![file.clone()]);
     t.session_id = Some(trace.to_string());
     t.provenance.format_version = Some("otel-genai".into());
     t.model = b.model.clone().or_else(|| root.and_then(|r| str_attr(&r.attrs, "gen_ai.request.model")).map(ToString::to_string));

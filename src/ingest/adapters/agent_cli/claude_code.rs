@@ -743,7 +743,13 @@ impl Adapter for ClaudeCodeSession {
             b.entry(&entries[i], labels.get(&i).map(String::as_str));
         }
         b.settle_tokens();
-        let mut t = crate::model::Trajectory::new(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(
+            task_from_path(&unit.primary.path),
+            HARNESS,
+            self.name(),
+            self.version(),
+            vec![src.provenance("transcript")],
+        );
         t.provenance.format_version = Some("claude-code-session-jsonl".into());
         t.termination = termination_from_steps(&b);
 
@@ -863,7 +869,13 @@ impl Adapter for ClaudeCodeStream {
         if entries.is_empty() {
             return Err(lines::nothing_readable(&src, "stream-json event", "each line is one event: system, assistant, user or result"));
         }
-        let mut t = crate::model::Trajectory::new(task_from_path(&unit.primary.path), HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t = crate::model::Trajectory::new(
+            task_from_path(&unit.primary.path),
+            HARNESS,
+            self.name(),
+            self.version(),
+            vec![src.provenance("transcript")],
+        );
         t.provenance.format_version = Some("claude-code-stream-json".into());
         let mut b = Builder::default();
         let mut result: Option<&Entry> = None;

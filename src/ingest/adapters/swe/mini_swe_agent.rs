@@ -338,7 +338,8 @@ impl Adapter for MiniSweAgent {
         }
 
         let task = task_id(&unit.primary.path, doc.instance_id.as_deref());
-        let mut t = crate::model::Trajectory::new(task.clone(), "mini-swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t =
+            crate::model::Trajectory::new(task.clone(), "mini-swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
         let info = &doc.info;
         t.harness_version = info.mini_version.clone();
         t.provenance.format_version = doc.trajectory_format.clone();

@@ -254,7 +254,8 @@ impl Adapter for SweAgent {
         }
 
         let task = task_id(&unit.primary.path);
-        let mut t = crate::model::Trajectory::new(task.clone(), "swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
+        let mut t =
+            crate::model::Trajectory::new(task.clone(), "swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
         t.harness_version = doc.info.swe_agent_version.clone();
         let config = match &doc.replay_config {
             Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),

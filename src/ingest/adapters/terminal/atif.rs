@@ -13,7 +13,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message, };
+use crate::ingest::adapters::shared::common::{
+    content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message,
+};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;

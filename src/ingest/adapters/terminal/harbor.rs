@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::{number_after};
+use crate::ingest::adapters::shared::common::number_after;
 use crate::ingest::adapters::terminal::atif;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
