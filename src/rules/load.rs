@@ -56,22 +56,7 @@ pub const FLAGS: &[&str] = &[
 const BUILTIN_TAXONOMY: (&str, &str) = ("rules/taxonomy.toml", include_str!("../../rules/taxonomy.toml"));
 
 /// Built-in harness profiles (`rules/harnesses/*.toml`).
-pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
-    ("rules/harnesses/default.toml", include_str!("../../rules/harnesses/default.toml")),
-    ("rules/harnesses/terminus.toml", include_str!("../../rules/harnesses/terminus.toml")),
-    ("rules/harnesses/mini-swe-agent.toml", include_str!("../../rules/harnesses/mini-swe-agent.toml")),
-    ("rules/harnesses/swe-agent.toml", include_str!("../../rules/harnesses/swe-agent.toml")),
-    ("rules/harnesses/openhands.toml", include_str!("../../rules/harnesses/openhands.toml")),
-    ("rules/harnesses/aider.toml", include_str!("../../rules/harnesses/aider.toml")),
-    ("rules/harnesses/claude-code.toml", include_str!("../../rules/harnesses/claude-code.toml")),
-    ("rules/harnesses/codex.toml", include_str!("../../rules/harnesses/codex.toml")),
-    ("rules/harnesses/gemini-cli.toml", include_str!("../../rules/harnesses/gemini-cli.toml")),
-    ("rules/harnesses/inspect.toml", include_str!("../../rules/harnesses/inspect.toml")),
-    ("rules/harnesses/tau-bench.toml", include_str!("../../rules/harnesses/tau-bench.toml")),
-    ("rules/harnesses/magentic-one.toml", include_str!("../../rules/harnesses/magentic-one.toml")),
-    ("rules/harnesses/talos.toml", include_str!("../../rules/harnesses/talos.toml")),
-    ("rules/harnesses/chat-api.toml", include_str!("../../rules/harnesses/chat-api.toml")),
-];
+pub const BUILTIN_PROFILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));
 
 /// A rules file that does not load.
 #[derive(Debug, thiserror::Error, Diagnostic)]
@@ -386,6 +371,15 @@ impl Rules {
         let mut raws: BTreeMap<String, (String, String, RawProfile)> = BTreeMap::new();
         for (file, text) in profile_texts {
             let raw: RawProfile = toml::from_str(&text).map_err(|e| RulesError::from_toml(&file, &text, &e))?;
+            if raw.runner && !raw.only_meanings() {
+                return Err(RulesError::at(
+                    &file,
+                    &text,
+                    None,
+                    format!("runner profile `{}` says what tools do", raw.name),
+                    Some("a runner's profile holds only interpretation tables; tools belong to the harness profiles".into()),
+                ));
+            }
             raws.insert(raw.name.clone(), (file.clone(), text.clone(), raw));
             texts.push((file, text));
         }
@@ -393,8 +387,15 @@ impl Rules {
             raws.remove("default").ok_or_else(|| RulesError::at("rules/harnesses", "", None, "no `default` profile", None))?;
         let mut profiles = BTreeMap::new();
         profiles.insert("default".to_string(), Profile::compile(&[(&dfile, &dtext, &default)])?);
+        // A runner (Harbor, Terminal-Bench, SWE-bench's batch runners) wraps many agents: what
+        // its statuses mean holds whichever harness ran, so its tables join every profile,
+        // between `default` and the harness's own.
+        let runners: Vec<(&String, &String, &RawProfile)> = raws.values().filter(|(_, _, r)| r.runner).map(|(f, t, r)| (f, t, r)).collect();
         for (name, (file, text, raw)) in &raws {
-            profiles.insert(name.clone(), Profile::compile(&[(&dfile, &dtext, &default), (file, text, raw)])?);
+            let mut layers: Vec<(&str, &str, &RawProfile)> = vec![(&dfile, &dtext, &default)];
+            layers.extend(runners.iter().filter(|(_, _, r)| r.name != *name).map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
+            layers.push((file, text, raw));
+            profiles.insert(name.clone(), Profile::compile(&layers)?);
         }
         let digest = {
             use sha2::{Digest, Sha256};

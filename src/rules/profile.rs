@@ -15,6 +15,10 @@ pub struct RawProfile {
     pub name: String,
     #[serde(default)]
     pub harnesses: Vec<String>,
+    /// A runner's profile (Harbor, Terminal-Bench): its interpretation tables apply to every
+    /// harness it runs, not only to records whose harness it names.
+    #[serde(default)]
+    pub runner: bool,
     #[serde(default)]
     pub description: String,
     #[serde(default)]
@@ -60,6 +64,27 @@ pub struct RawProfile {
 }
 
 impl RawProfile {
+    /// Whether the file says nothing but what words mean (as a runner's profile must).
+    #[must_use]
+    pub fn only_meanings(&self) -> bool {
+        let lists = [
+            &self.shell_tools,
+            &self.shell_arguments,
+            &self.path_arguments,
+            &self.mutate_tools,
+            &self.verify_tools,
+            &self.finish_tools,
+            &self.escalate_tools,
+            &self.dynamic_namespaces,
+            &self.tools,
+        ];
+        lists.iter().all(|l| l.is_empty())
+            && self.finish_commands.is_empty()
+            && self.task_kind.is_none()
+            && self.step_limit.is_none()
+            && self.final_reply_is_answer.is_none()
+    }
+
     /// The raw entries of one interpretation table.
     #[must_use]
     pub fn entries(&self, table: Table) -> &[RawEntry] {
