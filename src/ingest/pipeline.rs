@@ -519,6 +519,10 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
         t.submission = Some(j.value.clone());
         push_file(t, j.file);
     }
+    // Evidence resting on how the run ended points at the status's bytes.
+    for s in t.signals.statuses.iter_mut().filter(|s| s.span.is_none()) {
+        s.span = status_span(&t.provenance.files, &s.text);
+    }
     if t.termination.span.is_none()
         && let Some(raw) = t.termination.raw.as_deref()
     {
