@@ -19,7 +19,7 @@ SEED=${SEED:-1}
 DIR=${DIR:-target/bench-large-eval}
 BIN=target/release/coroner
 
-cargo build --release --locked --quiet
+cargo build --release --locked --quiet --features bench
 if ! ls "$DIR"/inspect/*/*.eval >/dev/null 2>&1; then
   rm -rf "$DIR"
   "$BIN" gen-corpus --out "$DIR" --formats inspect --count "$SAMPLES" --eval-samples "$SAMPLES" --seed "$SEED" -q

@@ -42,8 +42,8 @@ fi
 log "building release binaries (once; target/ stays warm)"
 # `cargo build --release --bench` shares the release artifacts (`cargo bench` would build
 # everything again under the bench profile).
-cargo build --release --bin coroner --bench parse_floor
-FLOOR=$(cargo build --release --bench parse_floor --message-format=json 2>/dev/null |
+cargo build --release --features bench --bin coroner --bench parse_floor
+FLOOR=$(cargo build --release --features bench --bench parse_floor --message-format=json 2>/dev/null |
     python3 -c "import json,sys
 for l in sys.stdin:
     m = json.loads(l)

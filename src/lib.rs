@@ -10,6 +10,7 @@
 //! Data flows one way; each stage is a module with one job, and `model` is the contract
 //! between them. Only `cli` prints.
 
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod classify;
 pub mod cli;

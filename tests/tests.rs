@@ -3,6 +3,7 @@
 mod common;
 
 /// The benchmark corpus generator: each format ingests whole and classifies as built; same seed, same bytes.
+#[cfg(feature = "bench")]
 mod bench_gen;
 /// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
 mod classify;

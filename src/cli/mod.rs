@@ -2,6 +2,7 @@
 
 mod classify;
 mod compare;
+#[cfg(feature = "bench")]
 mod gen_corpus;
 mod ingest;
 mod output;
@@ -41,6 +42,7 @@ pub enum Command {
     Show(show::ShowArgs),
     Spotcheck(spotcheck::SpotcheckArgs),
     Predict(predict::PredictArgs),
+    #[cfg(feature = "bench")]
     #[command(hide = true)]
     GenCorpus(gen_corpus::GenCorpusArgs),
 }
@@ -69,6 +71,7 @@ where
         Command::Show(a) => show::run(&a),
         Command::Spotcheck(a) => spotcheck::run(&a),
         Command::Predict(a) => predict::run(&a),
+        #[cfg(feature = "bench")]
         Command::GenCorpus(a) => gen_corpus::run(&a),
     }
 }
