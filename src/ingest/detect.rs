@@ -92,18 +92,14 @@ pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], f
         return Detected::Skip((*reason).to_string());
     }
 
-    let mut rejections: Vec<(&'static str, String)> = Vec::new();
-    let mut best: Option<(&'static dyn Adapter, Detection)> = None;
-    for &a in adapters {
-        match a.sniff(probe) {
-            Ok(d) => {
-                if best.as_ref().is_none_or(|(_, b)| d.strength > b.strength) {
-                    best = Some((a, d));
-                }
-            }
-            Err(why) => rejections.push((a.name(), why)),
-        }
+    let (mut best, mut rejections) = sniff_all(probe, adapters);
+    // Key order and value size must not decide the format: when the probe ended inside a large
+    // early value and nothing claimed the file, look at the keys of the whole document.
+    let skimmed = if best.is_none() { probe.skimmed() } else { None };
+    if let Some(s) = &skimmed {
+        (best, rejections) = sniff_all(s, adapters);
     }
+    let probe = skimmed.as_ref().unwrap_or(probe);
     if let Some(f) = forced {
         // An override never turns a verdict file or run metadata into a transcript.
         let keep = best.as_ref().is_some_and(|(a, d)| a.role() != FileRole::Transcript && d.strength == Strength::Marker);
@@ -123,6 +119,25 @@ pub fn detect(probe: &Probe, display: &str, adapters: &[&'static dyn Adapter], f
         return Detected::Skip(reason.to_string());
     }
     Detected::Quarantine(unknown(probe, display, &rejections))
+}
+
+type Sniffs = (Option<(&'static dyn Adapter, Detection)>, Vec<(&'static str, String)>);
+
+/// The strongest detection among `adapters`, and why each of the others said no.
+fn sniff_all(probe: &Probe, adapters: &[&'static dyn Adapter]) -> Sniffs {
+    let mut rejections: Vec<(&'static str, String)> = Vec::new();
+    let mut best: Option<(&'static dyn Adapter, Detection)> = None;
+    for &a in adapters {
+        match a.sniff(probe) {
+            Ok(d) => {
+                if best.as_ref().is_none_or(|(_, b)| d.strength > b.strength) {
+                    best = Some((a, d));
+                }
+            }
+            Err(why) => rejections.push((a.name(), why)),
+        }
+    }
+    (best, rejections)
 }
 
 /// coroner's own outputs often sit beside the runs they describe; reading a run directory

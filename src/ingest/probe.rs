@@ -467,3 +467,182 @@ mod tests {
         assert!(Probe::from_prefix(Path::new("f"), 1, cut).binary);
     }
 }
+
+/// Largest file whose keys detection skims past the probe.
+pub const SKIM_MAX_BYTES: u64 = 1 << 30;
+
+impl Probe {
+    /// This probe with the top-level keys (and their children one level down) of the whole
+    /// document, read past the prefix with every value skipped: a file whose first key holds
+    /// megabytes (mini-swe-agent's `info.submission`) is recognized by the keys after it.
+    /// `None` when the prefix saw the whole document, it is not a JSON object, or it cannot be
+    /// read.
+    #[must_use]
+    pub fn skimmed(&self) -> Option<Self> {
+        let shape = self.json.as_ref().filter(|j| j.truncated && !j.top_is_array)?;
+        let mut f = File::open(&self.path).ok()?;
+        let mut skim = Skim::default();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut read = 0u64;
+        while read < SKIM_MAX_BYTES {
+            let n = f.read(&mut buf).ok()?;
+            if n == 0 || !skim.feed(&buf[..n]) {
+                break;
+            }
+            read += n as u64;
+        }
+        let mut json = shape.clone();
+        for (k, v) in skim.keys {
+            json.keys.entry(k).or_insert(v);
+        }
+        Some(Self { json: Some(json), text: std::sync::OnceLock::new(), ..self.clone() })
+    }
+}
+
+/// A byte-level walk over a JSON object that records member names at depths 1 and 2 with their
+/// scalar values and skips everything else, string bodies with `memchr`.
+#[derive(Default)]
+struct Skim {
+    /// Open containers: (is an object, the last member name read in it).
+    stack: Vec<(bool, Option<String>)>,
+    /// Inside a string: whether it is a member name, its first bytes, an escape pending.
+    string: Option<(bool, Vec<u8>, bool)>,
+    /// An object expects a member name next.
+    expect_key: bool,
+    /// A number or literal being read at a recorded position.
+    literal: Option<(String, Vec<u8>)>,
+    keys: Vec<(String, Scalar)>,
+}
+
+/// Longest string value kept.
+const SKIM_KEEP: usize = 200;
+
+impl Skim {
+    /// The recorded name of a value starting now, if its depth is recorded.
+    fn path(&self) -> Option<String> {
+        match self.stack.as_slice() {
+            [(true, Some(k))] => Some(k.clone()),
+            [(true, Some(k)), (true, Some(k2))] => Some(format!("{k}.{k2}")),
+            _ => None,
+        }
+    }
+
+    /// Feeds bytes; `false` once the top-level object has closed.
+    fn feed(&mut self, b: &[u8]) -> bool {
+        let mut i = 0;
+        while i < b.len() {
+            if let Some((_, kept, escape)) = &mut self.string {
+                if *escape {
+                    *escape = false;
+                    if kept.len() < SKIM_KEEP {
+                        kept.push(b[i]);
+                    }
+                    i += 1;
+                    continue;
+                }
+                let Some(at) = memchr::memchr2(b'"', b'\\', &b[i..]) else {
+                    let room = SKIM_KEEP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&b[i..b.len().min(i + room)]);
+                    return true;
+                };
+                let room = SKIM_KEEP.saturating_sub(kept.len());
+                kept.extend_from_slice(&b[i..(i + at).min(i + room)]);
+                i += at;
+                if b[i] == b'\\' {
+                    *escape = true;
+                    i += 1;
+                    continue;
+                }
+                let (is_key, kept, _) = self.string.take().expect("in a string");
+                let s = String::from_utf8_lossy(&kept).into_owned();
+                if is_key {
+                    if let Some(top) = self.stack.last_mut() {
+                        top.1 = Some(s);
+                    }
+                } else if let Some(p) = self.path() {
+                    self.keys.push((p, Scalar::Str(s)));
+                }
+                i += 1;
+                continue;
+            }
+            let c = b[i];
+            if let Some((_, lit)) = &mut self.literal {
+                if c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+') {
+                    lit.push(c);
+                    i += 1;
+                    continue;
+                }
+                let (p, lit) = self.literal.take().expect("in a literal");
+                let v = match lit.as_slice() {
+                    b"true" => Scalar::Bool(true),
+                    b"false" => Scalar::Bool(false),
+                    b"null" => Scalar::Null,
+                    n => std::str::from_utf8(n).ok().and_then(|n| n.parse().ok()).map_or(Scalar::Null, Scalar::Num),
+                };
+                self.keys.push((p, v));
+            }
+            match c {
+                b'"' => {
+                    let is_key = self.expect_key;
+                    self.expect_key = false;
+                    self.string = Some((is_key, Vec::new(), false));
+                }
+                b'{' | b'[' => {
+                    if let Some(p) = self.path() {
+                        self.keys.push((p, if c == b'{' { Scalar::Object } else { Scalar::Array }));
+                    }
+                    self.stack.push((c == b'{', None));
+                    self.expect_key = c == b'{';
+                }
+                b'}' | b']' => {
+                    self.stack.pop();
+                    if self.stack.is_empty() {
+                        return false;
+                    }
+                }
+                b',' => self.expect_key = self.stack.last().is_some_and(|t| t.0),
+                b':' => {}
+                c if c.is_ascii_whitespace() => {}
+                c => {
+                    if let Some(p) = self.path() {
+                        self.literal = Some((p, vec![c]));
+                    }
+                }
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod skim_tests {
+    use super::*;
+
+    /// A mini-swe-agent file as the real run writes it: `info` first, its `submission` far
+    /// longer than the probe, the marker fields after it.
+    #[test]
+    fn keys_after_a_value_longer_than_the_probe_are_found() {
+        let big = "diff --git a/x.py b/x.py\\n+\\\"quoted\\\" line\\n".repeat(4000);
+        let text = format!(
+            r#"{{"info": {{"exit_status": "Submitted", "submission": "{big}", "model_stats": {{"instance_cost": 0.5, "api_calls": 40}}, "mini_version": "1.15.0", "config": {{"agent": {{"step_limit": 250}}}}}}, "messages": [{{"role": "system", "content": "x"}}], "trajectory_format": "mini-swe-agent-1", "instance_id": "a__b-1"}}"#
+        );
+        assert!(text.len() > PROBE_BYTES * 2);
+        let dir = std::env::temp_dir().join(format!("coroner-skim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a__b-1.traj.json");
+        std::fs::write(&path, &text).unwrap();
+        let probe = Probe::read(&path).unwrap();
+        let j = probe.json.as_ref().unwrap();
+        assert!(j.truncated && j.has("info.exit_status") && !j.has("info.model_stats"));
+        let s = probe.skimmed().unwrap();
+        let j = s.json.as_ref().unwrap();
+        assert_eq!(j.str("trajectory_format"), Some("mini-swe-agent-1"));
+        assert_eq!(j.str("info.mini_version"), Some("1.15.0"));
+        assert_eq!(j.keys.get("info.model_stats"), Some(&Scalar::Object));
+        assert_eq!(j.keys.get("messages"), Some(&Scalar::Array));
+        // Members deeper than two levels are skipped, not recorded.
+        assert!(!j.has("info.model_stats.api_calls") && !j.has("info.config.agent"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,6 +1,7 @@
 //! Plain verdict files: a CSV with a task column and an outcome column
 //! (`task_id,outcome`, `instance_id,resolved`, `results_summary.csv`-style), or JSON mapping
-//! task ids to outcomes (`{"t1": "passed"}`, `[{"task_id": "t1", "reward": 1}]`).
+//! task ids to outcomes (`{"t1": "passed"}`, `[{"task_id": "t1", "reward": 1}]`, or a run
+//! summary whose `instances` list holds such rows, `results_summary.json`-style).
 
 use serde_json::Value;
 
@@ -13,6 +14,8 @@ use crate::model::{Outcome, OutcomeStatus};
 
 /// Column names that hold the task, in order of preference.
 const TASK_COLUMNS: &[&str] = &["task_id", "instance_id", "task", "sample_id", "id", "trial_name", "session_id", "name"];
+/// Fields of a run summary object that hold its list of verdict rows.
+const ROW_LISTS: &[&str] = &["instances"];
 /// Column names that hold the verdict.
 const OUTCOME_COLUMNS: &[&str] =
     &["outcome", "status", "resolved", "passed", "is_resolved", "success", "result", "verdict", "score", "reward"];
@@ -82,6 +85,13 @@ impl Adapter for VerdictTable {
             }
             return Err("array without task and outcome fields".into());
         }
+        if let Some(list) = ROW_LISTS.iter().find(|l| j.keys.get(**l) == Some(&super::super::probe::Scalar::Array)) {
+            let text = p.text();
+            let quoted = |c: &&str| text.contains(&format!("\"{c}\""));
+            if TASK_COLUMNS.iter().any(quoted) && OUTCOME_COLUMNS.iter().any(quoted) {
+                return structure(format!("run summary: `{list}` rows with a task and an outcome"));
+            }
+        }
         let top: Vec<&String> = j.keys.keys().filter(|k| !k.contains('.')).collect();
         let all_verdicts = !top.is_empty()
             && top.iter().all(|k| {
@@ -128,7 +138,10 @@ impl Adapter for VerdictTable {
                 }
             }
         } else {
-            let v: Value = src.json("verdict file")?;
+            let mut v: Value = src.json("verdict file")?;
+            if let Some(list) = ROW_LISTS.iter().find(|l| v.get(**l).is_some_and(Value::is_array)) {
+                v = v[*list].take();
+            }
             match &v {
                 Value::Object(m) => {
                     for (k, val) in m {
@@ -178,6 +191,23 @@ fn csv_error(src: &Source, e: &csv::Error) -> InputError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_summary_lists_its_verdicts_under_instances() {
+        let text = r#"{"total": 2, "passed": 1, "failed": 1, "pass_rate": 50.0, "instances": [
+            {"instance_id": "a__b-1", "resolved": true, "patch_applied": true},
+            {"instance_id": "a__b-2", "resolved": false, "patch_applied": true}]}"#;
+        let p = Probe::from_prefix(std::path::Path::new("results_summary.json"), text.len() as u64, text.as_bytes().to_vec());
+        assert!(VerdictTable.sniff(&p).unwrap().reason.contains("instances"));
+        let dir = std::env::temp_dir().join(format!("coroner-summary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results_summary.json");
+        std::fs::write(&path, text).unwrap();
+        let f = VerdictTable.outcomes(&Source::read(&path, "results_summary.json").unwrap()).unwrap();
+        let got: Vec<(String, OutcomeStatus)> = f.entries.iter().map(|e| (e.key.clone(), e.outcome.as_ref().unwrap().status)).collect();
+        assert_eq!(got, vec![("a__b-1".into(), OutcomeStatus::Passed), ("a__b-2".into(), OutcomeStatus::Failed)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn verdict_words_and_rewards() {
