@@ -131,7 +131,7 @@ pub fn extract(opts: &ExtractOptions, queries: &QuerySet) -> Result<Extraction, 
     }
 
     // Pass 1, per file in parallel: constants and candidate registrations.
-    let outs: Vec<FileOut> = files.par_iter().map(|f| read_file(f, queries)).collect();
+    let outs: Vec<FileOut> = files.par_iter().map(|f| read_file(f, queries, opts.include_tests)).collect();
 
     // Pass 2: resolve identifiers against the constants of every file.
     let consts = ConstIndex::build(&files, &outs);
@@ -316,7 +316,7 @@ fn common_root(sources: &[PathBuf]) -> PathBuf {
 }
 
 /// Pass 1 for one file.
-fn read_file(f: &SourceFile, queries: &QuerySet) -> FileOut {
+fn read_file(f: &SourceFile, queries: &QuerySet, include_tests: bool) -> FileOut {
     let mut out = FileOut::default();
     let too_big = std::fs::metadata(&f.path).map(|m| m.len() > MAX_SOURCE_BYTES);
     let bytes = match too_big {
@@ -354,11 +354,11 @@ fn read_file(f: &SourceFile, queries: &QuerySet) -> FileOut {
         yaml::read_bundle(&f.rel, &text, &mut out);
         return out;
     }
-    parse_and_match(f, &text, queries, &mut out);
+    parse_and_match(f, &text, queries, include_tests, &mut out);
     out
 }
 
-fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, out: &mut FileOut) {
+fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, include_tests: bool, out: &mut FileOut) {
     let Some(grammar) = f.lang.grammar() else { return };
     let mut parser = Parser::new();
     if parser.set_language(&grammar).is_err() {
@@ -420,6 +420,10 @@ fn parse_and_match(f: &SourceFile, text: &Arc<String>, queries: &QuerySet, out: 
                 }
                 PatternKind::Tool => {
                     let Some(def) = get(c.definition) else { continue };
+                    // Test doubles registered in test code are not the harness's tools.
+                    if !include_tests && super::testcode::in_test_code(def, f.lang, src) {
+                        continue;
+                    }
                     let (name, at) = if let Some(n) = get(c.name) {
                         match string_value(n, src) {
                             Some(StrLit { text, interpolated: None }) => (NameCap::Literal(text), n),

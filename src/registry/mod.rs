@@ -14,6 +14,7 @@ pub mod literal;
 pub mod model;
 pub mod near;
 pub mod query;
+pub mod testcode;
 mod yaml;
 
 pub use diff::{DiffReport, Verdict, diff};
