@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use coroner::ingest::adapters::inspect::eval::Limits;
-use coroner::ingest::adapters::inspect::log::read_eval;
+use coroner::ingest::adapters::inspect::read_eval;
 use coroner::ingest::format::{FileEntry, Output, Unit};
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
@@ -80,9 +80,13 @@ fn real_json_log_turns_calls_pairing_and_score() {
     assert_eq!((t.usage.wall_seconds, t.usage.api_calls), (Some(18.517), Some(5)));
     assert_eq!(t.started_at.as_deref(), Some("2025-05-12T20:27:36.997226-04:00"));
 
-    // The final reply ended with stop_reason "stop", and no finish tool was offered.
+    // The final reply ended with stop_reason "stop", and no finish tool was offered: the
+    // profile says the final reply is the answer.
+    let stops: Vec<(&str, &str)> = t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
+    assert_eq!(stops, [("output.choices[0].stop_reason", "stop")]);
+    assert!(t.signals.errors.is_empty() && t.signals.limits.is_empty());
     assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
-    assert_eq!(t.termination.raw.as_deref(), Some("stop_reason=stop"));
+    assert_eq!(t.termination.source.as_deref(), Some("last agent step"));
     assert!(t.steps[9].text.starts_with("The AI Security Institute (AISI) is the premier governmental organization"));
 
     // Score "C" from the `includes` scorer.
@@ -151,14 +155,24 @@ fn eval_archive_samples_epochs_limits_errors_and_scores() {
     assert_eq!(r.call, Some(CallRef { step: 2, call: 0 }));
     // ... then a reply cut by the output limit.
     assert_eq!((bad.termination.budget, bad.termination.enforced_by), (Some(Budget::OutputTokens), Some(Enforcer::Provider)));
-    assert_eq!(bad.termination.raw.as_deref(), Some("stop_reason=max_tokens"));
+    assert_eq!(bad.termination.raw.as_deref(), Some("max_tokens"));
+    assert_eq!(bad.termination.source.as_deref(), Some("output.choices[0].stop_reason"));
+    assert_eq!(bad.termination.rule.as_deref(), Some("stop-reason-max-tokens"));
+    assert_eq!(r.error_type.as_deref(), Some("parsing"));
     assert_eq!(bad.outcome.status, OutcomeStatus::Failed);
 
     // The message limit (12) ended the first epoch of find-flag.
     let lim = find(&ts, "find-flag", 0);
     assert_eq!((lim.termination.kind, lim.termination.budget), (TerminationKind::Budget, Some(Budget::Steps)));
     assert_eq!((lim.termination.limit, lim.termination.consumed), (Some(12.0), Some(12.0)));
-    assert_eq!(lim.termination.raw.as_deref(), Some("limit:message"));
+    assert_eq!(lim.termination.raw.as_deref(), Some("message"));
+    assert_eq!(lim.termination.source.as_deref(), Some("sample.limit"));
+    assert_eq!(lim.termination.rule.as_deref(), Some("inspect-limit-steps"));
+    assert_eq!((lim.signals.limits.steps, lim.signals.consumed.steps), (Some(12.0), Some(12.0)));
+    // The status points at the limit's bytes in the sample member.
+    let sp = lim.signals.statuses[0].span.unwrap();
+    let member = member_bytes(&path, "samples/find-flag_epoch_1.json");
+    assert_eq!(&member[sp.offset as usize..(sp.offset + sp.len) as usize], br#"{"type":"message","limit":12}"#);
     assert_eq!(lim.steps.len(), 12);
     assert_eq!(lim.outcome.status, OutcomeStatus::Failed);
 
@@ -167,6 +181,7 @@ fn eval_archive_samples_epochs_limits_errors_and_scores() {
     let rejected = unk.steps.iter().flat_map(|s| &s.tool_results).find(|r| r.unknown_tool.is_some()).unwrap();
     assert_eq!(rejected.unknown_tool.as_deref(), Some("Tool browse not found"));
     assert!(rejected.is_error);
+    assert_eq!(rejected.error_type.as_deref(), Some("parsing"));
     let c = rejected.call.unwrap();
     assert_eq!(unk.steps[c.step as usize].tool_calls[c.call as usize].name, "browse");
     // A dict score: two metrics pass, one is partial.
@@ -179,6 +194,7 @@ fn eval_archive_samples_epochs_limits_errors_and_scores() {
     let tok = find(&ts, "3", 0);
     assert_eq!(tok.termination.budget, Some(Budget::Tokens));
     assert_eq!((tok.termination.limit, tok.termination.consumed), (Some(4000.0), Some(4140.0)));
+    assert_eq!(tok.termination.rule.as_deref(), Some("inspect-limit-tokens"));
     assert_eq!((tok.outcome.status, tok.outcome.reward), (OutcomeStatus::Partial, Some(0.75)));
     assert_eq!(tok.outcome.source.as_ref().unwrap().field, "scores.rubric.value");
 
@@ -186,6 +202,8 @@ fn eval_archive_samples_epochs_limits_errors_and_scores() {
     let err = find(&ts, "3", 1);
     assert_eq!(err.termination.kind, TerminationKind::Infrastructure);
     assert!(err.termination.raw.as_deref().unwrap().starts_with("RateLimitError: Error code: 429"));
+    assert_eq!(err.termination.source.as_deref(), Some("sample.error"));
+    assert_eq!(err.termination.rule.as_deref(), Some("provider-rate-limit"));
     assert_eq!(err.outcome.status, OutcomeStatus::Unknown);
 }
 
@@ -323,4 +341,54 @@ fn a_json_log_whose_sample_ids_outgrow_the_probe_is_still_recognized() {
     assert_eq!(s.per_adapter.get("inspect-json"), Some(&1), "{:?}", s.diagnostics);
     assert_eq!(ts[0].model.as_deref(), Some("m"));
     assert_eq!(ts[0].outcome.status, coroner::model::OutcomeStatus::Passed);
+}
+
+#[test]
+fn a_json_log_records_submissions_working_limits_and_timeouts() {
+    let tmp = tempdir();
+    let call = |id: &str, answer: &str| {
+        format!(
+            r#"{{"role": "assistant", "content": "", "tool_calls": [{{"id": "{id}", "function": "submit", "arguments": {{"answer": "{answer}"}}}}]}},
+    {{"role": "tool", "content": "{answer}", "tool_call_id": "{id}", "function": "submit"}},
+    {{"role": "user", "content": "Your submission was incorrect. Please proceed and attempt to find the correct answer."}}"#
+        )
+    };
+    // basic_agent with three submissions allowed: all three used, each wrong.
+    let used_up = format!(
+        r#"{{"id": "guess", "epoch": 1, "messages": [{{"role": "user", "content": "guess"}}, {}, {}, {}],
+  "scores": {{"match": {{"value": "I"}}}}}}"#,
+        call("c1", "1"),
+        call("c2", "2"),
+        call("c3", "3")
+    );
+    let working = r#"{"id": "slow", "epoch": 1, "messages": [{"role": "user", "content": "go"}], "working_time": 61.5, "total_time": 300.0,
+  "limit": {"type": "working", "limit": 60}, "scores": {"match": {"value": "I"}}}"#;
+    let timeout = r#"{"id": "stuck", "epoch": 1, "messages": [{"role": "user", "content": "go"}],
+  "error": {"message": "TimeoutError: sandbox exec timed out", "traceback": ""}}"#;
+    let body = format!(
+        r#"{{"version": 2, "status": "success", "eval": {{"run_id": "r", "created": "2026-03-01T10:00:00+00:00", "task": "t", "model": "m", "dataset": {{}}, "config": {{}}}},
+ "plan": {{"name": "plan", "steps": [{{"solver": "basic_agent", "params": {{"max_attempts": 3}}}}], "config": {{}}}},
+ "samples": [{used_up}, {working}, {timeout}]}}"#
+    );
+    let p = tmp.path().join("attempts.json");
+    std::fs::write(&p, body).unwrap();
+    let (ts, s) = ingest(&[&p]);
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+
+    // The submission limit and the answers taken are recorded for the interpretation.
+    let g = find(&ts, "guess", 0);
+    assert_eq!((g.signals.limits.attempts, g.signals.consumed.attempts), (Some(3.0), Some(3.0)));
+    assert_eq!(g.termination.raw.as_deref(), Some("tool:submit"));
+
+    // Working time, not the clock: the limit and what was used of it.
+    let w = find(&ts, "slow", 0);
+    assert_eq!((w.termination.budget, w.termination.enforced_by), (Some(Budget::WallTime), Some(Enforcer::Harness)));
+    assert_eq!((w.termination.limit, w.termination.consumed), (Some(60.0), Some(61.5)));
+    assert!(w.termination.detail.as_deref().unwrap().contains("working"));
+
+    // A timeout that escaped as the sample's error is the environment's, not a budget.
+    let e = find(&ts, "stuck", 0);
+    assert_eq!((e.termination.kind, e.termination.rule.as_deref()), (TerminationKind::Infrastructure, Some("inspect-error-timeout")));
+    let sp = e.signals.errors[0].span.unwrap();
+    assert_eq!(&std::fs::read(&p).unwrap()[sp.offset as usize..(sp.offset + sp.len) as usize], b"TimeoutError: sandbox exec timed out");
 }

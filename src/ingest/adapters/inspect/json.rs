@@ -262,7 +262,8 @@ pub fn shift_spans(t: &mut Trajectory, file_ix: u32, start: u64, line: u64) {
             shift(s);
         }
     }
-    if let Some(s) = t.termination.span.as_mut() {
+    let sig = &mut t.signals;
+    for s in sig.statuses.iter_mut().chain(&mut sig.errors).chain(&mut sig.log_lines).filter_map(|s| s.span.as_mut()) {
         shift(s);
     }
 }
