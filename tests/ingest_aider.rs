@@ -40,7 +40,11 @@ fn exercises_give_outcomes_tries_and_counters() {
     let tries: Vec<(&str, &str)> = bowling.outcome.tests.iter().map(|t| (t.name.as_str(), t.status.as_str())).collect();
     assert_eq!(tries, [("try 1", "failed"), ("try 2", "passed")]);
     assert_eq!(bowling.termination.kind, TerminationKind::AgentFinished);
-    assert_eq!(bowling.termination.raw.as_deref(), Some("passed after 2 tries"));
+    assert_eq!(
+        (bowling.termination.raw.as_deref(), bowling.termination.source.as_deref()),
+        (Some("[false, true]"), Some("tests_outcomes"))
+    );
+    assert_eq!(bowling.termination.rule.as_deref(), Some("aider-tries-ran"));
     assert!(bowling.notes.iter().any(|n| n.starts_with("1 malformed response")));
     assert_eq!((bowling.usage.cost_usd, bowling.usage.wall_seconds, bowling.usage.api_calls), (Some(0.0412), Some(41.7), Some(3)));
     assert_eq!((bowling.usage.prompt_tokens, bowling.usage.completion_tokens), (Some(9210), Some(1822)));
@@ -77,18 +81,19 @@ fn exercises_give_outcomes_tries_and_counters() {
         (grep.termination.kind, grep.termination.budget, grep.termination.enforced_by),
         (TerminationKind::Budget, Some(Budget::Context), Some(Enforcer::Provider))
     );
-    assert_eq!(grep.termination.raw.as_deref(), Some("num_exhausted_context_windows=1"));
+    assert_eq!((grep.termination.raw.as_deref(), grep.termination.source.as_deref()), (Some("1"), Some("num_exhausted_context_windows")));
     assert!(grep.steps.is_empty());
 
     let md = by_task(&ts, "go/markdown");
     assert_eq!(md.termination.kind, TerminationKind::AgentFinished);
-    assert_eq!(md.termination.raw.as_deref(), Some("failed after 2 tries"));
+    assert_eq!(md.termination.raw.as_deref(), Some("[false, false]"));
     assert!(md.notes.iter().any(|n| n == "2 test runs timed out"), "{:?}", md.notes);
     assert!(md.notes.iter().any(|n| n.starts_with("1 question aider asked")));
 
     let crashed = by_task(&ts, "javascript/react");
     assert_eq!(crashed.termination.kind, TerminationKind::HarnessError);
     assert_eq!(crashed.termination.raw.as_deref(), Some("ValueError: No test command found for files with extensions: set()"));
+    assert_eq!(crashed.termination.source.as_deref(), Some("exception"));
     assert_eq!(crashed.outcome.status, OutcomeStatus::Errored);
 }
 

@@ -47,6 +47,7 @@ fn real_logs_give_agent_steps_answers_terminations_and_joined_verdicts() {
         assert_eq!(t.submission.as_deref(), Some(answer));
         assert_eq!(t.termination.kind, TerminationKind::Infrastructure, "{id}");
         assert!(t.termination.detail.as_deref().unwrap().starts_with("openai.BadRequestError: Error code: 400"), "{id}");
+        assert_eq!(t.termination.rule.as_deref(), Some("magentic-content-filter"), "{id}");
     }
 }
 
@@ -61,6 +62,10 @@ fn a_wrapped_log_carries_its_verdict_and_the_round_limit() {
     assert_eq!(t.outcome.detail.as_deref(), Some("ground truth: 129"));
     assert_eq!(t.submission.as_deref(), Some("129"));
     assert_eq!((t.termination.budget, t.termination.limit, t.termination.consumed), (Some(Budget::Steps), Some(3.0), Some(2.0)));
+    assert_eq!(
+        (t.termination.raw.as_deref(), t.termination.rule.as_deref()),
+        (Some("Max rounds (3) reached."), Some("magentic-max-rounds"))
+    );
     assert_eq!(t.steps.iter().filter(|s| s.agent.as_deref() == Some("Coder")).count(), 1);
 }
 

@@ -1,6 +1,5 @@
 //! OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 
-use coroner::ingest::adapters::swe::openhands::termination_for_error;
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind};
 
@@ -25,6 +24,8 @@ fn real_chat_events_become_turns_and_a_finish() {
     assert_eq!(calls, [("finish", Some("call_IpyczPgEAwtpRWFZ2RNokTdH"))]);
     assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
     assert_eq!(t.termination.raw.as_deref(), Some("finish"));
+    assert_eq!(t.termination.rule.as_deref(), Some("openhands-finish-action"));
+    assert!(!t.termination.gave_up);
     assert_eq!(t.outcome.status, OutcomeStatus::Unknown);
     assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens, t.usage.cached_tokens), (Some(2473), Some(10), Some(2304)));
     let tok = t.steps[5].tokens.as_ref().unwrap();
@@ -89,7 +90,8 @@ fn evaluation_output_keeps_good_lines_around_a_broken_one() {
     assert_eq!(ok.outcome.source.as_ref().unwrap().field, "test_result.report.resolved (line 1)");
     assert!(ok.submission.as_deref().unwrap().starts_with("diff --git a/django/contrib/auth/validators.py"));
     assert_eq!(ok.termination.kind, TerminationKind::AgentFinished);
-    assert_eq!(ok.termination.raw.as_deref(), Some("finish task_completed=true"));
+    assert_eq!((ok.termination.raw.as_deref(), ok.termination.source.as_deref()), (Some("true"), Some("args.task_completed")));
+    assert!(!ok.termination.gave_up);
     let tools: Vec<&str> = ok.declared_tools.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(tools, ["execute_bash", "think", "finish", "str_replace_editor"]);
     assert_eq!(ok.usage.cost_usd, Some(0.0712));
@@ -105,14 +107,20 @@ fn evaluation_output_keeps_good_lines_around_a_broken_one() {
     let iter = by_task(&ts, "astropy__astropy-12907");
     assert_eq!((iter.termination.budget, iter.termination.enforced_by), (Some(Budget::Steps), Some(Enforcer::Harness)));
     assert_eq!((iter.termination.consumed, iter.termination.limit), (Some(3.0), Some(3.0)));
-    assert_eq!(iter.termination.source.as_deref(), Some("output.jsonl error"));
+    assert_eq!(iter.termination.source.as_deref(), Some("error"));
+    assert_eq!(iter.termination.rule.as_deref(), Some("openhands-max-iterations"));
+    // The error signal points at the `error` string of its line.
+    let sp = iter.termination.span.unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let quoted = std::str::from_utf8(&bytes[sp.offset as usize..(sp.offset + sp.len) as usize]).unwrap();
+    assert_eq!(quoted, "\"RuntimeError: Agent reached maximum iteration. Current iteration: 3, max iteration: 3\"");
     assert_eq!(iter.outcome.status, OutcomeStatus::Failed);
     assert_eq!(iter.submission.as_deref(), Some(""));
     let failing = iter.steps.iter().flat_map(|s| &s.tool_results).find(|r| r.exit_code == Some(1)).unwrap();
     assert!(failing.is_error && failing.output.contains("1 failed"));
 
     let stuck = by_task(&ts, "sympy__sympy-13480");
-    assert_eq!(stuck.termination.budget, Some(Budget::LoopGuard));
+    assert_eq!((stuck.termination.budget, stuck.termination.enforced_by), (Some(Budget::LoopGuard), Some(Enforcer::Harness)));
     assert_eq!(stuck.outcome.status, OutcomeStatus::Unknown, "no evaluation report yet");
     assert_eq!(stuck.calls().count(), 4);
 
@@ -123,14 +131,15 @@ fn evaluation_output_keeps_good_lines_around_a_broken_one() {
     assert!(cost.outcome.detail.as_deref().unwrap().contains("failed_apply_patch"));
 
     let unknown = by_task(&ts, "pytest-dev__pytest-5227");
-    assert_eq!(unknown.termination.raw.as_deref(), Some("finish task_completed=partial"));
+    assert_eq!((unknown.termination.raw.as_deref(), unknown.termination.source.as_deref()), (Some("partial"), Some("args.task_completed")));
     assert_eq!(unknown.termination.kind, TerminationKind::AgentFinished);
-    assert!(unknown.notes.iter().any(|n| n.contains("task_completed=partial")));
+    assert!(unknown.termination.gave_up, "task_completed=partial: the agent did not claim the task was done");
     let (r, call) = unknown.calls().find(|(_, c)| c.name == "search_code").expect("the rejected call is rebuilt");
     assert_eq!(call.raw_arguments.as_deref(), Some("{'query': 'DEFAULT_LOG_FORMAT'}"));
     let rejected = unknown.result_of(r).unwrap();
     assert!(rejected.is_error);
     assert!(rejected.unknown_tool.as_deref().unwrap().starts_with("Tool search_code is not registered."));
+    assert!(unknown.signals.statuses.iter().all(|s| s.step.is_some() && s.span.is_some()));
 
     let pairs = by_task(&ts, "matplotlib__matplotlib-23314");
     assert_eq!(pairs.calls().count(), 2, "old [action, observation] pairs are read too");
@@ -145,21 +154,45 @@ fn a_saved_trajectory_ending_in_error_state_names_the_loop_guard() {
     let t = &ts[0];
     assert_eq!(t.task_id, "stuck-trajectory");
     assert_eq!(t.termination.budget, Some(Budget::LoopGuard));
-    assert_eq!(t.termination.source.as_deref(), Some("agent_state_changed extras.reason"));
+    assert_eq!(t.termination.source.as_deref(), Some("agent_state_changed.extras.reason"));
+    assert_eq!(t.termination.raw.as_deref(), Some("AgentStuckInLoopError: Agent got stuck in a loop"));
     assert_eq!(t.steps.iter().filter(|s| s.role == Role::Tool).count(), 3);
     assert_eq!(t.declared_tools.as_ref().map(Vec::len), Some(4));
 }
 
+/// One evaluation record whose `error` is `error`, interpreted with the built-in profile.
+fn with_error(error: &str) -> coroner::model::Trajectory {
+    let dir = tempdir();
+    let line = serde_json::json!({
+        "instance_id": "x__x-1",
+        "metadata": {"max_iterations": 50},
+        "history": [{"id": 0, "source": "user", "action": "message", "args": {"content": "fix"}}],
+        "error": error,
+    });
+    std::fs::write(dir.path().join("output.jsonl"), format!("{line}\n")).unwrap();
+    let (mut ts, _) = ingest(&[dir.path()]);
+    ts.remove(0)
+}
+
 #[test]
 fn controller_errors_map_to_budgets() {
-    let t = termination_for_error("RuntimeError: Agent reached maximum iteration. Current iteration: 50, max iteration: 50");
-    assert_eq!((t.kind, t.budget, t.limit), (TerminationKind::Budget, Some(Budget::Steps), Some(50.0)));
+    let t = with_error("RuntimeError: Agent reached maximum iteration. Current iteration: 50, max iteration: 50");
+    assert_eq!((t.termination.kind, t.termination.budget, t.termination.limit), (TerminationKind::Budget, Some(Budget::Steps), Some(50.0)));
+    let t = with_error("Agent reached maximum number of iterations");
+    assert_eq!((t.termination.budget, t.termination.limit), (Some(Budget::Steps), Some(50.0)), "the limit from the metadata");
     assert_eq!(
-        termination_for_error("LLMContextWindowExceedError: Conversation history longer than LLM context window limit.").budget,
+        with_error("LLMContextWindowExceedError: Conversation history longer than LLM context window limit.").termination.budget,
         Some(Budget::Context)
     );
-    assert_eq!(termination_for_error("Timeout after 7200 seconds").budget, Some(Budget::WallTime));
-    assert_eq!(termination_for_error("STATUS$ERROR_LLM_SERVICE_UNAVAILABLE").kind, TerminationKind::Infrastructure);
+    let t = with_error("Timeout after 7200 seconds");
+    assert_eq!(
+        (t.termination.budget, t.termination.enforced_by, t.termination.limit),
+        (Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(7200.0))
+    );
+    assert_eq!(with_error("STATUS$ERROR_LLM_SERVICE_UNAVAILABLE").termination.kind, TerminationKind::Infrastructure);
+    assert_eq!(with_error("AgentRuntimeDisconnectedError: gone").termination.kind, TerminationKind::Infrastructure);
+    let t = with_error("ValueError: what");
+    assert_eq!((t.termination.kind, t.termination.detail.as_deref()), (TerminationKind::HarnessError, Some("ValueError: what")));
 }
 
 #[test]

@@ -9,6 +9,11 @@
 //! text is the model's reply or, after aider's output, the test run the benchmark appended.
 //! The leaderboard YAML (`polyglot_leaderboard.yml`) sums whole runs and is recognized and
 //! skipped; so is each exercise's Exercism `.meta/config.json`.
+//!
+//! What the results say about the end is left to `rules/harnesses/aider.toml`: the crash's
+//! exception line is an error signal; `tests_outcomes` (and, when no try passed,
+//! `num_exhausted_context_windows`) are statuses. Aider's complaints about replies it could not
+//! apply are the profile's `[[format_error]]` entries.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +24,7 @@ use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, TestResult, Trajectory};
+use crate::model::{Outcome, OutcomeStatus, Role, Step, TestResult, Trajectory};
 
 const RESULTS: &str = "aider";
 const HISTORY: &str = "aider-chat-history";
@@ -115,11 +120,9 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
     }
 
     if let Some(ex) = &r.exception {
+        // A Python traceback ends with the exception that stopped the benchmark.
         let last = ex.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
-        let mut term = Termination::of(TerminationKind::HarnessError)
-            .with_raw(last.chars().take(200).collect::<String>(), ".aider.results.json exception");
-        term.detail = Some(ex.chars().take(300).collect());
-        t.termination = term;
+        t.signals.error("exception", last);
         let mut o = Outcome::new(OutcomeStatus::Errored, shown, "exception");
         o.detail = Some("the benchmark crashed on this exercise; no tests ran".into());
         t.outcome = o;
@@ -128,7 +131,6 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
 
     let outcomes = r.tests_outcomes.clone().unwrap_or_default();
     let Some(&last) = outcomes.last() else {
-        t.termination = Termination::unknown();
         let mut o = Outcome::new(OutcomeStatus::Unknown, shown, "tests_outcomes");
         o.detail = Some("tests_outcomes is empty: no tests ran".into());
         t.outcome = o;
@@ -142,19 +144,14 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
         .collect();
     t.outcome = o;
 
+    // The benchmark stops at the first passing try, so the count of exhausted context windows
+    // speaks of the run's end only when no try passed.
     let windows = r.num_exhausted_context_windows.unwrap_or(0);
-    t.termination = if !last && windows > 0 {
-        Termination::budget(Budget::Context, Enforcer::Provider)
-            .with_raw(format!("num_exhausted_context_windows={windows}"), ".aider.results.json num_exhausted_context_windows")
-    } else {
-        // Every try ends when aider's reply is applied; the benchmark then runs the tests.
-        let mut term = Termination::of(TerminationKind::AgentFinished).with_raw(
-            format!("{} after {}", if last { "passed" } else { "failed" }, plural(outcomes.len() as u64, "try", "tries")),
-            ".aider.results.json tests_outcomes",
-        );
-        term.detail = Some("aider has no finish action: each try ends when its reply is applied and the tests run".into());
-        term
-    };
+    if !last && windows > 0 {
+        t.signals.status("num_exhausted_context_windows", windows.to_string());
+    }
+    let shown: Vec<&str> = outcomes.iter().map(|ok| if *ok { "true" } else { "false" }).collect();
+    t.signals.status("tests_outcomes", format!("[{}]", shown.join(", ")));
 
     let counters = [
         (
@@ -205,11 +202,6 @@ fn chat_steps(src: &Source, file_ix: u32) -> Result<Vec<Step>, InputError> {
             }
             Kind::Quote => {
                 *after_aider = true;
-                // Aider's complaint about the reply before it: the edits did not parse or match.
-                let complaint = body.contains("did not conform to the edit format") || body.contains("failed to match");
-                if let Some(reply) = steps.iter_mut().rev().find(|s| s.role == Role::Assistant).filter(|_| complaint) {
-                    reply.format_error = Some(body.lines().take(3).collect::<Vec<_>>().join("\n"));
-                }
                 Role::Environment
             }
             Kind::Plain if *after_aider && body.starts_with("```") => Role::Environment,

@@ -10,6 +10,10 @@
 //! reached.`, `Max time (Ts) reached.`, `<agent> requested halt.`. A log that stops on a
 //! traceback crashed. The answer is the scenario's `FINAL ANSWER:` line. The task id is the
 //! file's stem; verdicts come from a verdict file keyed by it.
+//!
+//! What those words mean is `rules/harnesses/magentic-one.toml`: the termination condition's
+//! first line is a status, preceded by the orchestrator's last thought before it (which says
+//! why no agent was selected); a traceback the log stops on is an error, its exception line.
 
 use std::path::Path;
 
@@ -22,7 +26,7 @@ use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind};
+use crate::model::{Outcome, OutcomeStatus, Role, Step, Trajectory};
 
 const NAME: &str = "magentic-one";
 
@@ -120,7 +124,7 @@ impl Adapter for MagenticOne {
         if t.submission.is_none() {
             t.notes.push("no FINAL ANSWER line: the run produced no answer".into());
         }
-        t.termination = termination(&msgs);
+        signals(&msgs, &mut t);
         if let Some(w) = &wrapped {
             if let Some(ok) = w.is_correct {
                 let mut o = Outcome::from_reward(if ok { 1.0 } else { 0.0 }, &src.display, "is_correct");
@@ -144,9 +148,9 @@ impl Adapter for MagenticOne {
     }
 }
 
+/// The file name without its extension (`.json`).
 fn stem(p: &Path) -> String {
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    name.strip_suffix(".json").unwrap_or(&name).to_string()
+    p.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The speaking agent and what the parenthesis says: `Orchestrator (-> Coder)` →
@@ -187,68 +191,40 @@ fn final_answer(msgs: &[(&RawValue, RawMsg)]) -> Option<String> {
     })
 }
 
-fn termination(msgs: &[(&RawValue, RawMsg)]) -> Termination {
-    let thought_said = |needle: &str| {
-        msgs.iter()
-            .rev()
-            .take(4)
-            .any(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought")) && content_text(&m.content).contains(needle))
-    };
-    let cond = msgs.iter().rev().find(|(_, m)| split_role(&m.role).1 == Some("termination condition"));
-    if let Some((_, m)) = cond {
+/// How the run ended, as the log says it: the orchestrator's termination condition and the
+/// thought before it, or the traceback the log stops on; and the rounds it ran.
+fn signals(msgs: &[(&RawValue, RawMsg)], t: &mut Trajectory) {
+    let rounds = msgs.iter().filter(|(_, m)| content_text(&m.content).starts_with("Next speaker ")).count();
+    #[expect(clippy::cast_precision_loss, reason = "a count of rounds")]
+    {
+        t.signals.consumed.steps = Some(rounds as f64);
+    }
+    let cond = msgs.iter().rposition(|(_, m)| split_role(&m.role).1 == Some("termination condition"));
+    if let Some(i) = cond {
+        if let Some(j) = msgs[..i].iter().rposition(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought"))) {
+            let (_, m) = &msgs[j];
+            t.signals.status(m.role.clone(), content_text(&m.content).trim()).with_span(t.steps[j].source_span).at_step(j);
+        }
+        let (_, m) = &msgs[i];
         let text = content_text(&m.content);
-        let first = text.lines().next().unwrap_or("").trim().to_string();
-        let source = "Orchestrator (termination condition)";
-        let number = |after: &str| crate::ingest::adapters::shared::common::number_after(&first, after);
-        let mut t = if first.starts_with("Max rounds") {
-            let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
-            t.limit = number("Max rounds (");
-            #[expect(clippy::cast_precision_loss, reason = "a count of rounds")]
-            {
-                t.consumed = Some(msgs.iter().filter(|(_, m)| content_text(&m.content).starts_with("Next speaker ")).count() as f64);
-            }
-            t
-        } else if first.starts_with("Max time") {
-            let mut t = Termination::budget(Budget::WallTime, Enforcer::Harness);
-            t.limit = number("Max time (");
-            t
-        } else if first.ends_with("requested halt.") {
-            Termination::of(TerminationKind::AgentStoppedWithoutFinish)
-        } else if first.starts_with("No agent selected") && thought_said("Replan counter exceeded") {
-            Termination {
-                detail: Some("the orchestrator's stall counter ran out of replans".into()),
-                ..Termination::budget(Budget::LoopGuard, Enforcer::Harness)
-            }
-        } else if first.starts_with("No agent selected") && thought_said("Request satisfied") {
-            Termination::of(TerminationKind::AgentFinished)
-        } else {
-            Termination::unknown()
-        };
-        t.raw = Some(first);
-        t.source = Some(source.into());
-        return t;
+        let first = text.lines().next().unwrap_or("").trim();
+        t.signals.status(m.role.clone(), first).with_span(t.steps[i].source_span).at_step(i);
+        return;
     }
     // No termination condition: the log stops where the scenario died.
-    let last = msgs.last().map(|(_, m)| content_text(&m.content)).unwrap_or_default();
-    if last.contains("Traceback (most recent call last)") || last.contains("Error processing publish message") {
-        static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let re = INFRA.get_or_init(|| {
-            regex::Regex::new(r"(?i)(content management policy|content_filter|ratelimit|rate limit|\b429\b|APIConnectionError|APITimeoutError|InternalServerError|ServiceUnavailable|BadRequestError|openai\.)")
-                .expect("static regex")
-        });
-        let kind = if re.is_match(&last) { TerminationKind::Infrastructure } else { TerminationKind::HarnessError };
-        // The exception line (`openai.BadRequestError: ...`), else the runtime's complaint.
-        static EXC: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let exc = EXC.get_or_init(|| regex::Regex::new(r"^[A-Za-z_][\w.]*(Error|Exception)\b").expect("static regex"));
-        let detail = last
-            .lines()
-            .map(str::trim)
-            .rfind(|l| exc.is_match(l))
-            .or_else(|| last.lines().map(str::trim).find(|l| l.contains("Error")))
-            .map(|l| l.chars().take(300).collect());
-        return Termination { detail, ..Termination::of(kind).with_raw("traceback", "last message") };
+    let Some(at) = msgs.len().checked_sub(1) else { return };
+    let last = content_text(&msgs[at].1.content);
+    if !(last.contains("Traceback (most recent call last)") || last.contains("Error processing publish message")) {
+        return;
     }
-    Termination::unknown()
+    // The exception line of the traceback (`openai.BadRequestError: ...`), else the runtime's
+    // complaint.
+    static EXC: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let exc = EXC.get_or_init(|| regex::Regex::new(r"^[A-Za-z_][\w.]*(Error|Exception)\b").expect("static regex"));
+    let line = last.lines().map(str::trim).rfind(|l| exc.is_match(l)).or_else(|| last.lines().map(str::trim).find(|l| l.contains("Error")));
+    if let Some(l) = line {
+        t.signals.error("last message", l).with_span(t.steps[at].source_span).at_step(at);
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,14 @@
 //! of those events; an evaluation writes one `EvalOutput` per line of `output.jsonl`
 //! (`instance_id`, `history` of events, `metrics`, `error`, `test_result`). Observations are
 //! paired to actions by `cause`, so pairing never guesses. A call to an unregistered tool
-//! never becomes an action event: the harness only records an error observation naming it, so
-//! the call is rebuilt from that message and marked as rejected.
+//! never becomes an action event: the harness only records an error observation in its own
+//! template (`Tool X is not registered. (arguments: ...)`), so the call is rebuilt from it; the
+//! profile's `[[unknown_tool]]` entries say it was a rejection.
+//!
+//! How the run ended is left to `rules/harnesses/openhands.toml`: the controller's last error
+//! (`EvalOutput.error`, or the `reason` of an `agent_state_changed` to `error`) is an error
+//! signal, and the agent's last action, when it was `finish` or `reject`, a status (with its
+//! `task_completed` before it). Iteration and budget limits are read from the metadata.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -17,16 +23,15 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::{Source, io_error, sha256_file};
 use crate::model::{
-    Budget, CallRef, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Termination,
-    TerminationKind, Tokens, ToolResult, Trajectory,
+    CallRef, DeclaredTool, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Tokens, ToolResult, Trajectory,
 };
-use crate::util::seconds_between;
 
 const HARNESS: &str = "openhands";
 
@@ -82,24 +87,28 @@ struct RawEvalOutput<'a> {
     history: Option<Vec<&'a RawValue>>,
     #[serde(default)]
     metrics: Option<Value>,
-    #[serde(default)]
-    error: Option<String>,
+    /// Kept raw, so the error signal points at its bytes.
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
 /// Actions that are the harness's bookkeeping, not the agent acting.
 const BOOKKEEPING_ACTIONS: &[&str] =
     &["change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation", "condensation_request", "start"];
 
-/// How the agent's last finish action read.
+/// The agent's last action, when it ended the conversation (`finish` or `reject`).
 struct Finish {
-    kind: &'static str,
+    action: &'static str,
     task_completed: Option<String>,
     reason: Option<String>,
+    step: usize,
+    span: Option<SourceSpan>,
 }
 
 /// Turns events into steps, in order, pairing observations to actions by `cause`.
-struct Builder {
-    steps: Vec<Step>,
+#[derive(Default)]
+struct Events {
+    b: StepBuilder,
     /// Action event id → the call it became.
     calls_by_event: BTreeMap<i64, CallRef>,
     seen_responses: BTreeSet<String>,
@@ -113,12 +122,9 @@ struct Builder {
     reasoning: Option<u64>,
     cost: Option<f64>,
     finish: Option<Finish>,
-    /// `reason` of the last `agent_state_changed` to `error`.
-    state_error: Option<String>,
-    first_ts: Option<String>,
-    last_ts: Option<String>,
+    /// `reason` of the last `agent_state_changed` to `error`, with the event's span.
+    state_error: Option<(String, Option<SourceSpan>)>,
     rebuilt_calls: usize,
-    bookkeeping: usize,
 }
 
 fn as_i64(v: Option<&Value>) -> Option<i64> {
@@ -135,46 +141,25 @@ fn add(total: &mut Option<u64>, n: Option<u64>) {
     }
 }
 
-/// `Tool X is not registered` (function calling) or `X is not a valid tool` (older prompts).
-fn unknown_tool_name(content: &str) -> Option<String> {
+/// The call an unpaired error observation is about, read from the harness's templates for a
+/// call it could not dispatch: `Tool X is not registered. (arguments: ...)` (function calling)
+/// or `X is not a valid tool` (older prompts). Only the name and arguments are decoded; what
+/// the message means is the profile's `[[unknown_tool]]` entries.
+fn undispatched_call(content: &str) -> Option<(String, Option<String>)> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(r"(?:Tool ([^\s.()]+) is not registered|([^\s'`]+)`?'? is not a valid tool)").expect("static regex")
     });
     let c = re.captures(content)?;
-    c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().trim_matches(['\'', '"', '`']).to_string())
+    let name = c.get(1).or_else(|| c.get(2))?.as_str().trim_matches(['\'', '"', '`']).to_string();
+    let args = content.split_once("(arguments: ").map(|(_, rest)| rest.rsplit_once(')').map_or(rest, |(a, _)| a).to_string());
+    Some((name, args))
 }
 
-impl Builder {
-    fn new() -> Self {
-        Self {
-            steps: Vec::new(),
-            calls_by_event: BTreeMap::new(),
-            seen_responses: BTreeSet::new(),
-            declared: None,
-            version: None,
-            agent_class: None,
-            model: None,
-            prompt: None,
-            completion: None,
-            cached: None,
-            reasoning: None,
-            cost: None,
-            finish: None,
-            state_error: None,
-            first_ts: None,
-            last_ts: None,
-            rebuilt_calls: 0,
-            bookkeeping: 0,
-        }
-    }
-
+impl Events {
     fn push(&mut self, e: RawEvent, span: Option<SourceSpan>) {
         if let Some(ts) = &e.timestamp {
-            if self.first_ts.is_none() {
-                self.first_ts = Some(ts.clone());
-            }
-            self.last_ts = Some(ts.clone());
+            self.b.saw_time(ts);
         }
         if let Some(m) = &e.llm_metrics {
             self.cost = num(m.get("accumulated_cost")).or(self.cost);
@@ -198,19 +183,17 @@ impl Builder {
         let args = e.args.unwrap_or(Value::Null);
         let arg_str = |k: &str| args.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(ToString::to_string);
         if BOOKKEEPING_ACTIONS.contains(&action) {
-            self.bookkeeping += 1;
+            self.b.ignore(&format!("{action} action"));
             return;
         }
         if action == "system" {
-            let mut step = Step::new(Role::System, arg_str("content").unwrap_or_default());
-            step.timestamp = e.timestamp;
-            step.source_span = span;
+            let step = Step::new(Role::System, arg_str("content").unwrap_or_default());
             if let Some(tools) = args.get("tools").and_then(Value::as_array) {
                 self.declared = Some(tools.iter().filter_map(declared_tool).collect());
             }
             self.version = arg_str("openhands_version").or(self.version.take());
             self.agent_class = arg_str("agent_class").or(self.agent_class.take());
-            self.steps.push(step);
+            self.b.push(step, span, e.timestamp);
             return;
         }
         let role = Self::role_of(e.source.as_deref());
@@ -221,8 +204,6 @@ impl Builder {
             _ => arg_str("thought").unwrap_or_default(),
         };
         let mut step = Step::new(role, text);
-        step.timestamp = e.timestamp;
-        step.source_span = span;
         if let Some(meta) = &e.tool_call_metadata {
             self.usage_of(meta, &mut step);
         }
@@ -242,28 +223,28 @@ impl Builder {
             };
             step.tool_calls.push(call);
             if let Some(ev) = as_i64(e.id.as_ref()) {
-                let here = u32::try_from(self.steps.len()).unwrap_or(u32::MAX);
-                self.calls_by_event.insert(ev, CallRef { step: here, call: 0 });
+                self.calls_by_event.insert(ev, CallRef { step: to_u32(self.b.len()), call: 0 });
             }
         }
         if role == Role::Assistant {
-            match action {
+            let step = self.b.len();
+            self.finish = match action {
                 "finish" => {
-                    let tc = args.get("task_completed").and_then(|v| match v {
-                        Value::String(s) => Some(s.to_ascii_lowercase()),
+                    let task_completed = args.get("task_completed").and_then(|v| match v {
+                        Value::String(s) => Some(s.clone()),
                         Value::Bool(b) => Some(b.to_string()),
                         _ => None,
                     });
-                    self.finish = Some(Finish { kind: "finish", task_completed: tc, reason: None });
+                    Some(Finish { action: "finish", task_completed, reason: None, step, span })
                 }
                 "reject" => {
                     let reason = args.pointer("/outputs/reason").and_then(Value::as_str).map(ToString::to_string);
-                    self.finish = Some(Finish { kind: "reject", task_completed: None, reason });
+                    Some(Finish { action: "reject", task_completed: None, reason, step, span })
                 }
-                _ => self.finish = None,
-            }
+                _ => None,
+            };
         }
-        self.steps.push(step);
+        self.b.push(step, span, e.timestamp);
     }
 
     /// Per-step tokens from the model response an action came from, counted once per response
@@ -300,29 +281,27 @@ impl Builder {
             "agent_state_changed" => {
                 let state = extras.get("agent_state").and_then(Value::as_str).unwrap_or_default();
                 if state == "error" {
-                    self.state_error = extras.get("reason").and_then(Value::as_str).filter(|r| !r.is_empty()).map(ToString::to_string);
+                    let reason = extras.get("reason").and_then(Value::as_str).filter(|r| !r.is_empty());
+                    self.state_error = reason.map(|r| (r.to_string(), span));
                 }
-                self.bookkeeping += 1;
+                self.b.ignore("agent_state_changed observation");
                 return;
             }
             "null" => {
-                self.bookkeeping += 1;
+                self.b.ignore("null observation");
                 return;
             }
             _ => {}
         }
         let content = e.content.as_ref().map(content_text).unwrap_or_default();
         let paired = as_i64(e.cause.as_ref()).and_then(|c| self.calls_by_event.get(&c).copied());
-        if let Some(name) = unknown_tool_name(&content).filter(|_| obs == "error" && paired.is_none()) {
-            self.rejected_call(&name, &content, e.timestamp, span);
+        if let Some((name, args)) = undispatched_call(&content).filter(|_| obs == "error" && paired.is_none()) {
+            self.undispatched(name, args, content, e.timestamp, span);
             return;
         }
         let Some(call) = paired else {
             // The environment talking on its own (recalled knowledge, an error with no action).
-            let mut step = Step::new(Role::Environment, content);
-            step.timestamp = e.timestamp;
-            step.source_span = span;
-            self.steps.push(step);
+            self.b.push(Step::new(Role::Environment, content), span, e.timestamp);
             return;
         };
         let exit_code =
@@ -332,46 +311,34 @@ impl Builder {
         r.is_error = matches!(obs, "error" | "user_rejected") || exit_code.is_some_and(|c| c != 0);
         r.call_id = e.tool_call_metadata.as_ref().and_then(|m| m.tool_call_id.clone());
         r.name = e.tool_call_metadata.as_ref().and_then(|m| m.function_name.clone());
-        if obs == "error" && unknown_tool_name(&r.output).is_some() {
-            r.unknown_tool = Some(r.output.lines().next().unwrap_or_default().to_string());
-        }
         r.call = Some(call);
         let mut step = Step::new(Role::Tool, String::new());
-        step.timestamp = e.timestamp;
-        step.source_span = span;
         step.tool_results.push(r);
-        self.steps.push(step);
+        self.b.push(step, span, e.timestamp);
     }
 
-    /// The model called a tool the harness does not have; OpenHands records only the error, so
-    /// the call is rebuilt from it (with the arguments as the message printed them).
-    fn rejected_call(&mut self, name: &str, content: &str, ts: Option<String>, span: Option<SourceSpan>) {
-        let raw_args = content.split_once("(arguments: ").map(|(_, rest)| rest.rsplit_once(')').map_or(rest, |(a, _)| a).to_string());
-        let mut call = tool_call(None, name, &Value::Null);
-        call.raw_arguments = raw_args;
+    /// The model called a tool the harness could not dispatch; OpenHands records only the
+    /// error, so the call is rebuilt from it (with the arguments as the message printed them).
+    fn undispatched(&mut self, name: String, args: Option<String>, content: String, ts: Option<String>, span: Option<SourceSpan>) {
+        let mut call = tool_call(None, name.clone(), &Value::Null);
+        call.raw_arguments = args;
         let mut asked = Step::new(Role::Assistant, String::new());
-        asked.timestamp.clone_from(&ts);
-        asked.source_span = span;
         asked.tool_calls.push(call);
-        let here = u32::try_from(self.steps.len()).unwrap_or(u32::MAX);
-        self.steps.push(asked);
+        let here = self.b.push(asked, span, ts.clone());
         let mut r = ToolResult::new(content);
         r.is_error = true;
-        r.name = Some(name.to_string());
-        r.unknown_tool = Some(content.lines().next().unwrap_or_default().to_string());
-        r.call = Some(CallRef { step: here, call: 0 });
+        r.name = Some(name);
+        r.call = Some(CallRef { step: to_u32(here), call: 0 });
         let mut step = Step::new(Role::Tool, String::new());
-        step.timestamp = ts;
-        step.source_span = span;
         step.tool_results.push(r);
-        self.steps.push(step);
+        self.b.push(step, span, ts);
         self.rebuilt_calls += 1;
         self.finish = None;
     }
 
-    /// Fills the record; `error` is the run's final error string, when the format keeps one.
-    fn finish_into(self, t: &mut Trajectory, error: Option<&str>, error_source: &str) {
-        t.steps = self.steps;
+    /// Fills the record and its signals; `error` is the run's final error (`EvalOutput.error`)
+    /// with its span, when the format keeps one.
+    fn finish_into(self, t: &mut Trajectory, error: Option<(&str, Option<SourceSpan>)>) {
         t.declared_tools = self.declared;
         t.harness_version = self.version;
         t.model = t.model.take().or(self.model);
@@ -380,50 +347,31 @@ impl Builder {
         t.usage.cached_tokens = self.cached;
         t.usage.reasoning_tokens = self.reasoning.filter(|r| *r > 0);
         t.usage.cost_usd = self.cost;
-        t.started_at = self.first_ts;
-        t.ended_at = self.last_ts;
-        t.usage.wall_seconds = t.started_at.as_deref().zip(t.ended_at.as_deref()).and_then(|(a, b)| seconds_between(a, b));
         if let Some(c) = &self.agent_class {
             t.notes.push(format!("agent class {c}"));
         }
         if self.rebuilt_calls > 0 {
             t.notes.push(format!(
-                "{} tool call(s) rebuilt from the harness's unknown-tool errors (OpenHands makes no action event for them)",
+                "{} tool call(s) rebuilt from the harness's errors for calls it could not dispatch (OpenHands makes no action event for them)",
                 self.rebuilt_calls
             ));
         }
-        let own = error.filter(|e| !e.trim().is_empty()).map(|e| (e, error_source));
-        let error = own.or_else(|| self.state_error.as_deref().map(|e| (e, "agent_state_changed extras.reason")));
-        t.termination = match (error, &self.finish) {
-            (Some((err, source)), _) => {
-                let mut term = termination_for_error(err);
-                term.source = Some(source.to_string());
-                term
+        self.b.finish(t);
+        if let Some((err, span)) = error.filter(|(e, _)| !e.trim().is_empty()) {
+            t.signals.error("error", err).with_span(span);
+        }
+        if let Some((reason, span)) = self.state_error.filter(|(r, _)| error.is_none_or(|(e, _)| e.trim() != r.trim())) {
+            t.signals.error("agent_state_changed.extras.reason", reason).with_span(span);
+        }
+        if let Some(f) = self.finish {
+            if let Some(tc) = f.task_completed {
+                t.signals.status("args.task_completed", tc).with_span(f.span).at_step(f.step);
             }
-            (None, Some(f)) => {
-                let raw = match (&f.task_completed, f.kind) {
-                    (Some(tc), k) => format!("{k} task_completed={tc}"),
-                    (None, k) => k.to_string(),
-                };
-                if let Some(v @ ("false" | "partial")) = f.task_completed.as_deref() {
-                    t.notes.push(format!("the agent finished with task_completed={v}: it did not claim the task was done"));
-                }
-                if f.kind == "reject" {
-                    t.notes.push(format!("the agent rejected the task{}", f.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()));
-                }
-                Termination { raw: Some(raw), source: Some("last agent action".into()), ..Termination::of(TerminationKind::AgentFinished) }
+            t.signals.status("action", f.action).with_span(f.span).at_step(f.step);
+            if let Some(r) = f.reason {
+                t.notes.push(format!("the agent's reject action gave the reason: {r}"));
             }
-            (None, None) => {
-                let last = t.steps.iter().rev().find(|s| s.role == Role::Assistant);
-                match last {
-                    Some(s) if s.tool_calls.is_empty() => Termination {
-                        source: Some("last agent action".into()),
-                        ..Termination::of(TerminationKind::AgentStoppedWithoutFinish)
-                    },
-                    _ => Termination::unknown(),
-                }
-            }
-        };
+        }
     }
 }
 
@@ -443,53 +391,6 @@ fn declared_tool(v: &Value) -> Option<DeclaredTool> {
     let name = f.get("name")?.as_str()?.to_string();
     let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
     Some(DeclaredTool { name, description })
-}
-
-fn two_numbers(re: &regex::Regex, text: &str) -> (Option<f64>, Option<f64>) {
-    re.captures(text)
-        .map_or((None, None), |c| (c.get(1).and_then(|m| m.as_str().parse().ok()), c.get(2).and_then(|m| m.as_str().parse().ok())))
-}
-
-/// How the run ended, from the controller's last error (`state.last_error`, written as
-/// `EvalOutput.error`): `<ExceptionType>: <message>`.
-#[must_use]
-pub fn termination_for_error(error: &str) -> Termination {
-    static ITER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static COST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let lower = error.to_ascii_lowercase();
-    let mut t = if lower.contains("maximum iteration") || lower.contains("maximum number of iterations") {
-        let re = ITER.get_or_init(|| regex::Regex::new(r"Current iteration: (\d+), max iteration: (\d+)").expect("static regex"));
-        let (consumed, limit) = two_numbers(re, error);
-        Termination { consumed, limit, ..Termination::budget(Budget::Steps, Enforcer::Harness) }
-    } else if lower.contains("maximum budget") {
-        let re = COST.get_or_init(|| regex::Regex::new(r"Current budget: ([\d.]+), max budget: ([\d.]+)").expect("static regex"));
-        let (consumed, limit) = two_numbers(re, error);
-        Termination { consumed, limit, ..Termination::budget(Budget::Cost, Enforcer::Harness) }
-    } else if error.contains("AgentStuckInLoopError") || lower.contains("stuck in a loop") {
-        Termination::budget(Budget::LoopGuard, Enforcer::Harness)
-    } else if error.contains("ContextWindowExceed") || lower.contains("context window") || lower.contains("context length") {
-        Termination::budget(Budget::Context, Enforcer::Provider)
-    } else if lower.starts_with("timeout after") {
-        // The evaluation's per-instance timeout (`run_evaluation`).
-        let mut t = Termination::budget(Budget::WallTime, Enforcer::Benchmark);
-        t.limit = crate::ingest::adapters::shared::common::number_after(error, "after");
-        t
-    } else if INFRA
-        .get_or_init(|| {
-            regex::Regex::new(r"(?i)(AgentRuntime\w*Error|STATUS\$ERROR_LLM|RateLimit|APIConnectionError|ServiceUnavailable|InternalServerError|ConnectionError|Maximum retries|sandbox|docker)")
-                .expect("static regex")
-        })
-        .is_match(error)
-    {
-        Termination::of(TerminationKind::Infrastructure)
-    } else {
-        Termination::of(TerminationKind::HarnessError)
-    };
-    let first = error.lines().next().unwrap_or_default().trim();
-    t.raw = Some(first.chars().take(200).collect());
-    t.detail = Some(error.chars().take(300).collect());
-    t
 }
 
 fn span_within(line: &str, part: &str, file: u32, line_start: usize, lineno: usize) -> Option<SourceSpan> {
@@ -547,7 +448,7 @@ impl Adapter for OpenHandsEvents {
         let text = src.text()?;
         let items: Vec<&RawValue> =
             serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "OpenHands event list", &e))?;
-        let mut b = Builder::new();
+        let mut b = Events::default();
         for raw in &items {
             let e: RawEvent = serde_json::from_str(raw.get()).map_err(|e| {
                 let base = src.offset_of(raw.get()).unwrap_or(0);
@@ -558,16 +459,16 @@ impl Adapter for OpenHandsEvents {
         let task = task_from_path(&unit.primary.path);
         let mut t = crate::model::Trajectory::new(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("openhands-v0-events".into());
-        b.finish_into(&mut t, None, "");
+        b.finish_into(&mut t, None);
         t.notes.push("a saved event list carries no verdict: outcome comes from a verdict file, if any".into());
         out.emit(t);
         Ok(())
     }
 }
 
+/// The file name without its extension (`.json`).
 fn task_from_path(p: &Path) -> String {
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    name.strip_suffix(".json").unwrap_or(&name).to_string()
+    p.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// An OpenHands evaluation `output.jsonl`: one instance per line.
@@ -660,15 +561,19 @@ fn instance(line: &str, file: &SourceFile, lineno: usize, line_start: usize, ada
     let mut t = crate::model::Trajectory::new(task, HARNESS, adapter, 1, vec![file.clone()]);
     t.provenance.format_version = Some("openhands-eval-output".into());
     t.model = rec.metadata.as_ref().and_then(|m| m.pointer("/llm_config/model")).and_then(Value::as_str).map(ToString::to_string);
-    let mut b = Builder::new();
+    let mut b = Events::default();
     let items = rec.history.unwrap_or_default();
     let evs = events(&items).map_err(|(_, e)| e)?;
     for raw in evs {
         let e: RawEvent = serde_json::from_str(raw.get())?;
         b.push(e, span_within(line, raw.get(), 0, line_start, lineno));
     }
-    let error = rec.error.clone();
-    b.finish_into(&mut t, error.as_deref(), "output.jsonl error");
+    let error: Option<String> = match rec.error {
+        Some(raw) => serde_json::from_str(raw.get())?,
+        None => None,
+    };
+    let error_span = rec.error.and_then(|raw| span_within(line, raw.get(), 0, line_start, lineno));
+    b.finish_into(&mut t, error.as_deref().map(|e| (e, error_span)));
     if let Some(m) = &rec.metrics {
         if let Some(c) = num(m.get("accumulated_cost")) {
             t.usage.cost_usd = Some(c);
@@ -681,13 +586,10 @@ fn instance(line: &str, file: &SourceFile, lineno: usize, line_start: usize, ada
         if let Some(n) = m.get("token_usages").and_then(Value::as_array).map(Vec::len).filter(|n| *n > 0) {
             t.usage.api_calls = Some(n as u64);
         }
-        if t.termination.budget == Some(Budget::Cost) && t.termination.limit.is_none() {
-            t.termination.limit = num(m.get("max_budget_per_task"));
-        }
+        t.signals.limits.cost_usd = num(m.get("max_budget_per_task"));
+        t.signals.consumed.cost_usd = num(m.get("accumulated_cost"));
     }
-    if t.termination.budget == Some(Budget::Steps) && t.termination.limit.is_none() {
-        t.termination.limit = rec.metadata.as_ref().and_then(|m| num(m.get("max_iterations")));
-    }
+    t.signals.limits.steps = rec.metadata.as_ref().and_then(|m| num(m.get("max_iterations")));
     if let Some(tr) = &rec.test_result {
         t.submission = tr.get("git_patch").and_then(Value::as_str).map(ToString::to_string);
         t.outcome = eval_outcome(tr, &file.path, lineno);
@@ -730,23 +632,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unknown_tool_messages_name_the_tool() {
+    fn undispatched_calls_are_rebuilt_from_the_harness_template() {
         assert_eq!(
-            unknown_tool_name("Tool str_replace is not registered. (arguments: {'path': '/a'}). Please check the tool name and retry with an existing tool.").as_deref(),
-            Some("str_replace")
+            undispatched_call(
+                "Tool str_replace is not registered. (arguments: {'path': '/a'}). Please check the tool name and retry with an existing tool."
+            ),
+            Some(("str_replace".into(), Some("{'path': '/a'}".into())))
         );
-        assert_eq!(unknown_tool_name("search_web is not a valid tool, try one of [execute_bash]").as_deref(), Some("search_web"));
-        assert_eq!(unknown_tool_name("Command failed"), None);
-    }
-
-    #[test]
-    fn errors_name_the_budget_with_limits() {
-        let t = termination_for_error("RuntimeError: Agent reached maximum iteration. Current iteration: 100, max iteration: 100");
-        assert_eq!((t.budget, t.consumed, t.limit), (Some(Budget::Steps), Some(100.0), Some(100.0)));
-        let t = termination_for_error("RuntimeError: Agent reached maximum budget for conversation.Current budget: 2.05, max budget: 2.00");
-        assert_eq!((t.budget, t.consumed, t.limit), (Some(Budget::Cost), Some(2.05), Some(2.0)));
-        assert_eq!(termination_for_error("AgentStuckInLoopError: Agent got stuck in a loop").budget, Some(Budget::LoopGuard));
-        assert_eq!(termination_for_error("AgentRuntimeDisconnectedError: gone").kind, TerminationKind::Infrastructure);
-        assert_eq!(termination_for_error("ValueError: what").kind, TerminationKind::HarnessError);
+        assert_eq!(undispatched_call("search_web is not a valid tool, try one of [execute_bash]"), Some(("search_web".into(), None)));
+        assert_eq!(undispatched_call("Command failed"), None);
     }
 }
