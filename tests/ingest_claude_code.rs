@@ -124,7 +124,9 @@ fn real_stream_json_declares_its_tools_and_ends_with_the_result() {
     assert_eq!(t.usage.wall_seconds, Some(18.75));
     assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens, t.usage.cached_tokens), (Some(945), Some(265), Some(315)));
     assert_eq!(t.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
-    assert_eq!(t.termination.raw.as_deref(), Some("result"), "this result event has no subtype");
+    // The result event has no subtype and is no error: the last reply's stop reason says how it ended.
+    assert_eq!(t.signals.statuses[0].text, "result");
+    assert_eq!((t.termination.raw.as_deref(), t.termination.rule.as_deref()), (Some("end_turn"), Some("claude-code-end-turn")));
     assert!(t.steps.last().unwrap().text.starts_with("Great! I've successfully completed"));
 }
 
@@ -223,6 +225,7 @@ fn stream_json_results_map_to_budgets_and_harness_errors() {
     let turns = by_task(&ts, "max-turns");
     assert_eq!((turns.termination.budget, turns.termination.enforced_by), (Some(Budget::Steps), Some(Enforcer::Harness)));
     assert_eq!(turns.termination.consumed, Some(4.0));
+    assert_eq!(turns.termination.rule.as_deref(), Some("claude-code-max-turns"));
     assert_eq!(turns.harness_version.as_deref(), Some("2.0.30"));
     assert_eq!(turns.declared_tools.as_ref().map(Vec::len), Some(17));
     assert!(turns.notes.iter().any(|n| n == "MCP servers not connected at start: linear"));

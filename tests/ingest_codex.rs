@@ -110,7 +110,8 @@ fn newer_rollout_sample_patches_rejects_an_unknown_tool_and_is_interrupted() {
     // The exit code comes from exec_command_end; the output alone has none.
     let tests = t.result_of(t.calls().find(|(_, c)| c.name == "local_shell").unwrap().0).unwrap();
     assert_eq!((tests.exit_code, tests.is_error), (Some(1), true));
-    assert_eq!(t.termination.raw.as_deref(), Some("turn_aborted: interrupted"));
+    assert_eq!((t.termination.source.as_deref(), t.termination.raw.as_deref()), (Some("turn_aborted.reason"), Some("interrupted")));
+    assert_eq!(t.termination.rule.as_deref(), Some("codex-turn-interrupted"));
     assert_eq!(t.termination.kind, TerminationKind::Unknown);
     assert_eq!(t.usage.prompt_tokens, Some(18_790));
     // Newer rollouts count after the items: the count lands on the step it measures.
@@ -126,10 +127,11 @@ fn legacy_rollout_and_context_window_end() {
     assert!(out.is_error, "an {{content, success: false}} output");
     assert!(out.output.contains("--- FAIL: TestParse"));
     assert_eq!(legacy.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
-    assert!(legacy.notes.iter().any(|n| n.contains("record_type ×3")));
+    assert!(legacy.notes.iter().any(|n| n.contains("3 × record_type")), "{:?}", legacy.notes);
 
     let full = by_task(&ts, "context-window");
     assert_eq!((full.termination.budget, full.termination.enforced_by), (Some(Budget::Context), Some(Enforcer::Provider)));
+    assert_eq!(full.termination.limit, Some(272_000.0), "the rollout's model_context_window");
     let (_, call) = full.calls().next().unwrap();
     assert_eq!(call.name, "shell_command");
     let r = full.result_of(full.calls().next().unwrap().0).unwrap();
