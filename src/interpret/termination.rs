@@ -66,7 +66,17 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
             .or(logs.iter().rev().find(says_something)),
     };
     let mut term = match chosen {
-        Some(c) => from_candidate(t, c),
+        Some(c) => {
+            let mut term = from_candidate(t, c);
+            // A status says what ended the run; the error beside it, what went wrong.
+            if term.detail.is_none()
+                && std::ptr::eq(c.signal, status.as_ref().map_or(std::ptr::null(), |s| s.signal))
+                && let Some(e) = sig.errors.first()
+            {
+                term.detail = Some(e.text.trim().chars().take(DETAIL).collect());
+            }
+            term
+        }
         None => {
             let mut s = from_steps(t, p);
             // A status that says nothing still names what the file said.
@@ -119,8 +129,9 @@ fn first_line(text: &str, max: usize) -> String {
 /// The run's end from its last steps when no signal says: the main agent's finish call, or a
 /// reply without an action. A run whose harness offers no finish tool ends with its answer.
 fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
-    let last = t.steps.iter().rev().find(|s| s.is_main_agent() && s.role == Role::Assistant);
-    let Some(s) = last else { return Termination::unknown() };
+    let last = t.steps.iter().rposition(|s| s.is_main_agent() && s.role == Role::Assistant);
+    let Some(i) = last else { return Termination::unknown() };
+    let s = &t.steps[i];
     if let Some(c) = s.tool_calls.iter().find(|c| p.is_finish(&c.name)) {
         let mut term = Termination::of(TerminationKind::AgentFinished);
         term.raw = Some(format!("tool:{}", c.name));
@@ -129,6 +140,12 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
     }
     if !s.tool_calls.is_empty() || s.format_error.is_some() {
         return Termination::unknown();
+    }
+    // A message after the last reply that the agent never answered: the run was cut.
+    if t.steps[i + 1..].iter().any(|x| x.is_main_agent() && x.role == Role::User) {
+        let mut term = Termination::unknown();
+        term.detail = Some("the transcript ends with a message the agent did not answer".into());
+        return term;
     }
     let offered = t.declared_tools.as_ref().is_some_and(|d| d.iter().any(|d| p.is_finish(&d.name)));
     let mut term = if p.final_reply_is_answer && !offered {
