@@ -1,7 +1,7 @@
 //! Gemini CLI chat sessions (real corpus), the JSONL record stream, headless JSON and text output.
 
 use coroner::ingest::{FileStatus, IngestOptions, InputErrorKind};
-use coroner::model::{Role, TerminationKind};
+use coroner::model::{Budget, Enforcer, Role, TerminationKind};
 
 use crate::common::{by_task, corpus, ingest, ingest_with, samples, tempdir};
 
@@ -57,10 +57,18 @@ fn sample_session_unknown_tool_and_an_api_error_at_the_end() {
     assert_eq!(s.quarantined_files(), 0);
     let t = by_task(&ts, "5f0c2a9e-1b7d-4c3e-9a2f-6d8e0b1c4a77");
     let rejected = t.steps.iter().flat_map(|s| &s.tool_results).find(|r| r.unknown_tool.is_some()).unwrap();
-    assert_eq!(rejected.unknown_tool.as_deref(), Some("Tool \"search_files\" not found in registry."));
+    assert_eq!(
+        rejected.unknown_tool.as_deref(),
+        Some(
+            "Tool \"search_files\" not found in registry. Tools must use the exact names that are registered. Did you mean one of: \"search_file_content\", \"read_many_files\"?"
+        )
+    );
     assert_eq!(t.steps[rejected.call.unwrap().step as usize].tool_calls[0].name, "search_files");
     assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
-    assert!(t.termination.detail.as_deref().unwrap().contains("429 Too Many Requests"));
+    // The error message that closed the session, recognized as the provider's rate limit.
+    assert!(t.termination.raw.as_deref().unwrap().contains("429 Too Many Requests"));
+    assert_eq!(t.termination.source.as_deref(), Some("messages[type=error].content"));
+    assert_eq!(t.termination.rule.as_deref(), Some("provider-rate-limit"));
 
     // The JSONL stream: a replaced message keeps its place, a rewind drops what followed.
     let j = by_task(&ts, "0d3e5f70-2a4b-4c6d-8e0f-1a2b3c4d5e6f");
@@ -81,13 +89,13 @@ fn sample_session_unknown_tool_and_an_api_error_at_the_end() {
     assert_eq!(st.steps[1].text, "I'll look at the parser first.");
     assert_eq!(st.calls().map(|(_, c)| c.name.as_str()).collect::<Vec<_>>(), ["find_files", "run_shell_command"]);
     let r = st.steps.iter().flat_map(|s| &s.tool_results).next().unwrap();
-    assert_eq!(r.unknown_tool.as_deref(), Some("Tool \"find_files\" not found in registry."));
+    assert_eq!(
+        r.unknown_tool.as_deref(),
+        Some("Tool \"find_files\" not found in registry. Tools must use the exact names that are registered. Did you mean \"glob\"?")
+    );
     assert_eq!(st.steps.iter().flat_map(|s| &s.tool_results).nth(1).unwrap().exit_code, Some(1));
     assert!(st.unpaired_results.is_empty());
-    assert_eq!(
-        (st.termination.budget, st.termination.raw.as_deref()),
-        (Some(coroner::model::Budget::Steps), Some("FatalTurnLimitedError"))
-    );
+    assert_eq!((st.termination.budget, st.termination.raw.as_deref()), (Some(Budget::Steps), Some("FatalTurnLimitedError")));
     assert_eq!((st.usage.prompt_tokens, st.usage.wall_seconds), (Some(15_000), Some(30.1)));
 
     // Plain text is not guessed; with --format its tool errors become rejected calls.
@@ -98,8 +106,44 @@ fn sample_session_unknown_tool_and_an_api_error_at_the_end() {
         ..IngestOptions::default()
     });
     let r = ts[0].steps.iter().flat_map(|s| &s.tool_results).next().unwrap();
-    assert_eq!(r.unknown_tool.as_deref(), Some("Tool \"list_files\" not found in registry."));
+    assert_eq!(
+        r.unknown_tool.as_deref(),
+        Some(
+            "Tool \"list_files\" not found in registry. Tools must use the exact names that are registered. Did you mean \"list_directory\"?"
+        )
+    );
     assert!(ts[0].steps.last().unwrap().text.starts_with("The project has three modules"));
+    assert_eq!(ts[0].termination.kind, TerminationKind::AgentStoppedWithoutFinish);
+}
+
+#[test]
+fn headless_runs_cut_by_the_turn_limit_or_an_error() {
+    let dir = tempdir();
+    let text = dir.path().join("run.txt");
+    std::fs::write(&text, "I read the parser and started on the fix.\n\n Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.\n").unwrap();
+    let (ts, _) = ingest_with(IngestOptions { inputs: vec![text], format: Some("gemini-cli-headless".into()), ..IngestOptions::default() });
+    assert_eq!((ts[0].termination.kind, ts[0].termination.budget), (TerminationKind::Budget, Some(Budget::Steps)));
+    assert_eq!(ts[0].termination.rule.as_deref(), Some("gemini-max-session-turns-log"));
+
+    std::fs::write(
+        dir.path().join("out.json"),
+        r#"{"session_id": "s9", "error": {"type": "FatalAuthenticationError", "message": "Failed to login.", "code": 41}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("timeout.json"),
+        r#"{"session_id": "s10", "error": {"type": "Error", "message": "Request timed out after 120 seconds"}}"#,
+    )
+    .unwrap();
+    let (ts, _) = ingest(&[&dir.path().join("out.json"), &dir.path().join("timeout.json")]);
+    let auth = by_task(&ts, "s9");
+    assert_eq!(
+        (auth.termination.kind, auth.termination.raw.as_deref()),
+        (TerminationKind::Infrastructure, Some("FatalAuthenticationError"))
+    );
+    // A caller's per-request timeout is the caller's wall-clock budget (DESIGN, hard cases).
+    let timeout = by_task(&ts, "s10");
+    assert_eq!((timeout.termination.budget, timeout.termination.enforced_by), (Some(Budget::WallTime), Some(Enforcer::Caller)));
 }
 
 #[test]

@@ -26,7 +26,8 @@ fn a_store_gives_one_record_per_run() {
     assert_eq!(done.result_of(edit).unwrap().output, "edited src/lib.rs (1 replacement)");
     assert_eq!(done.steps[1].reasoning.as_ref().unwrap().text.as_deref(), Some("The test says add(2, 2) returned 0."));
     assert_eq!((done.usage.prompt_tokens, done.usage.completion_tokens, done.usage.api_calls), (Some(8650), Some(310), Some(4)));
-    assert_eq!((done.termination.kind, done.termination.raw.as_deref()), (TerminationKind::AgentFinished, Some("Finished(Done)")));
+    assert_eq!((done.termination.kind, done.termination.raw.as_deref()), (TerminationKind::AgentFinished, Some("Done")));
+    assert_eq!(done.termination.source.as_deref(), Some("events.DispositionSet.disposition"));
     assert_eq!(done.outcome.status, OutcomeStatus::Passed);
     assert_eq!(done.outcome.tests[0].name, "test");
     assert!(done.provenance.files.iter().any(|f| f.role == "run_summary"));
@@ -37,6 +38,7 @@ fn a_store_gives_one_record_per_run() {
         (TerminationKind::Budget, Some(Budget::Steps), Some(Enforcer::Harness))
     );
     assert_eq!((capped.termination.limit, capped.termination.consumed), (Some(6.0), Some(6.0)));
+    assert_eq!(capped.termination.rule.as_deref(), Some("talos-iteration-cap"));
     assert_eq!(capped.outcome.status, OutcomeStatus::Failed);
     // talos ticks no cost (`cost_micros` keeps its initial 0): none is reported.
     assert_eq!(capped.usage.cost_usd, None);

@@ -1,7 +1,7 @@
 //! tau-bench results: the real retail subset (14 results) and a ReAct sample; bad results cost only themselves.
 
 use coroner::ingest::{FileStatus, InputErrorKind};
-use coroner::model::{OutcomeStatus, Role, TerminationKind, Trajectory};
+use coroner::model::{Budget, OutcomeStatus, Role, TerminationKind, Trajectory};
 
 use crate::common::{by_task, corpus, ingest, samples, tempdir};
 
@@ -101,6 +101,8 @@ fn react_sample_escalation_unknown_action_and_a_run_that_raised() {
     assert!(ts.iter().all(|t| t.model.as_deref() == Some("gpt-4o-mini")));
 
     let escalated = ts.iter().find(|t| t.task_id == "0").unwrap();
+    // The terminate tool is the profile's finish tool: the last agent step ends the episode.
+    assert_eq!(escalated.termination.kind, TerminationKind::AgentFinished);
     assert_eq!(escalated.termination.raw.as_deref(), Some("tool:transfer_to_human_agents"));
     assert_eq!(escalated.declared_tools.as_ref().unwrap().len(), 6);
     assert_eq!(called(escalated), ["find_user_id_by_email", "search_orders", "transfer_to_human_agents"]);
@@ -118,6 +120,27 @@ fn react_sample_escalation_unknown_action_and_a_run_that_raised() {
     assert_eq!(stopped.outcome.status, OutcomeStatus::Passed);
     assert_eq!(stopped.outcome.tests[1].name, "output: delivered");
     assert_eq!(stopped.termination.raw.as_deref(), Some("###STOP###"));
+    assert_eq!(stopped.termination.rule.as_deref(), Some("tau-user-stop"));
+}
+
+#[test]
+fn an_episode_that_never_reached_done_ran_out_of_steps() {
+    let dir = tempdir();
+    let msg = |role: &str, content: &str| format!("{{\"role\": \"{role}\", \"content\": \"{content}\"}}");
+    let traj = [msg("user", "hi"), msg("assistant", "How can I help?"), msg("user", "cancel my order"), msg("assistant", "Which one?")];
+    std::fs::write(
+        dir.path().join("results.json"),
+        format!(
+            "[{{\"task_id\": 7, \"reward\": 0.0, \"info\": {{\"source\": \"user\", \"reward_info\": null}}, \"traj\": [{}], \"trial\": 0}}]",
+            traj.join(", ")
+        ),
+    )
+    .unwrap();
+    let (ts, _) = ingest(&[dir.path()]);
+    let t = &ts[0];
+    assert_eq!((t.termination.kind, t.termination.budget), (TerminationKind::Budget, Some(Budget::Steps)));
+    assert_eq!((t.termination.consumed, t.termination.limit), (Some(2.0), None));
+    assert_eq!(t.termination.rule.as_deref(), Some("tau-episode-not-done"));
 }
 
 #[test]

@@ -6,9 +6,14 @@
 //! agents). `info.reward_info` is tau-bench's `RewardResult`: the expected actions, and either
 //! `RewardActionInfo` (`r_actions`: the database ended in the expected state) or, when the task
 //! also expects outputs, `RewardOutputInfo` (which output strings the agent told the user).
-//! `info.error` marks a run that raised. The environment answers an action it does not know
-//! with `Unknown action <name>` and a tool that raised with `Error: <message>`
-//! (`tau_bench/envs/base.py`, `Env.step`).
+//! `info.error` marks a run that raised. The environment answers a tool that raised with
+//! `Error: <message>` and an action it does not know with `Unknown action <name>`
+//! (`tau_bench/envs/base.py`, `Env.step`; the profile recognizes the rejection).
+//!
+//! An episode ends when the simulated user says `###STOP###` or the agent calls a terminate
+//! tool; only then does `Env.step` compute `info.reward_info`, so a result whose
+//! `reward_info` is null and that did not raise ran out of the agent loop's steps. These facts
+//! are the record's signals; `rules/harnesses/tau-bench.toml` says what they mean.
 
 use std::path::Path;
 
@@ -16,28 +21,21 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{
-    Budget, CallRef, DeclaredTool, Enforcer, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, TestResult, ToolResult,
-    Trajectory,
-};
+use crate::model::{CallRef, DeclaredTool, Outcome, OutcomeStatus, Role, Step, TestResult, ToolResult, Trajectory};
 
 const NAME: &str = "tau-bench";
 
-/// The environment's answer to an action that names no tool of the domain.
-const UNKNOWN_ACTION: &str = "Unknown action ";
-/// The tool a tau-bench domain ends the episode with (`terminate_tools`).
-const TRANSFER_TOOL: &str = "transfer_to_human_agents";
 /// The pseudo-action that sends text to the user (`RESPOND_ACTION_NAME`).
 const RESPOND: &str = "respond";
-/// What the simulated user says to end the conversation.
+/// What the simulated user says to end the conversation (`Env.step`: `done = "###STOP###" in
+/// observation`).
 const STOP: &str = "###STOP###";
-/// `solve(max_num_steps=30)`, the agents' default; results do not record the value used.
-const DEFAULT_MAX_STEPS: usize = 30;
 
 #[derive(Deserialize)]
 struct RawResult<'a> {
@@ -172,10 +170,6 @@ fn task_string(v: &Value) -> String {
     }
 }
 
-fn to_u32(i: usize) -> u32 {
-    u32::try_from(i).unwrap_or(u32::MAX)
-}
-
 /// `Action: {"name": ..., "arguments": ...}` at the end of a ReAct/Act reply.
 fn react_action(text: &str) -> Option<(String, Value)> {
     let (_, after) = text.rsplit_once("Action:")?;
@@ -215,12 +209,8 @@ fn result_step(output: String, call: Option<CallRef>, call_id: Option<String>, n
     r.call = call;
     r.call_id = call_id;
     r.name = name;
-    if let Some(rest) = r.output.strip_prefix(UNKNOWN_ACTION) {
-        r.is_error = true;
-        r.unknown_tool = Some(format!("{UNKNOWN_ACTION}{}", rest.lines().next().unwrap_or("")));
-    } else if r.output.starts_with("Error: ") {
-        r.is_error = true;
-    }
+    // `Env.step`'s observation when the tool raised.
+    r.is_error = r.output.starts_with("Error: ");
     let mut s = Step::new(Role::Tool, String::new());
     s.tool_results.push(r);
     s
@@ -238,6 +228,7 @@ fn record(src: &Source, r: &RawResult<'_>, run: Option<&RunName>) -> Result<Traj
     }
 
     // Steps. A ReAct/Act action is answered by the next user message ("API output: ...").
+    let mut b = StepBuilder::new();
     let mut pending_react: Option<CallRef> = None;
     for raw in &r.traj {
         let m: RawMsg = serde_json::from_str(raw.get()).map_err(|e| {
@@ -245,8 +236,8 @@ fn record(src: &Source, r: &RawResult<'_>, run: Option<&RunName>) -> Result<Traj
             InputError::from_json_at(&src.display, &src.bytes, base, "tau-bench message", &e)
         })?;
         let text = content_text(&m.content);
-        let here = to_u32(t.steps.len());
-        let mut step = match m.role.as_str() {
+        let here = to_u32(b.len());
+        let step = match m.role.as_str() {
             "system" => {
                 if t.declared_tools.is_none() {
                     t.declared_tools = declared_from_prompt(&text);
@@ -278,67 +269,42 @@ fn record(src: &Source, r: &RawResult<'_>, run: Option<&RunName>) -> Result<Traj
             }
             _ => match (pending_react.take(), text.strip_prefix("API output: ")) {
                 (Some(call), Some(obs)) => {
-                    let name = t.steps.get(call.step as usize).and_then(|s| s.tool_calls.first()).map(|c| c.name.clone());
+                    let name = b.steps.get(call.step as usize).and_then(|s| s.tool_calls.first()).map(|c| c.name.clone());
                     result_step(obs.to_string(), Some(call), None, name)
                 }
                 _ => Step::new(Role::User, text),
             },
         };
-        step.source_span = src.span_of(0, raw.get());
-        t.steps.push(step);
+        b.push(step, src.span_of(0, raw.get()), None);
     }
+    b.finish(&mut t);
 
     let info = &r.info;
-    t.termination = termination(&t, info);
+    end_signals(&mut t, info);
     t.outcome = outcome(&t, r.reward, info, &src.display);
     Ok(t)
 }
 
-fn termination(t: &Trajectory, info: &Value) -> Termination {
+/// How the episode ended, as the result shows it: the exception `run.py` caught, the user's
+/// stop word, or a `reward_info` left null (the episode never reached `done`). A terminate
+/// tool's call is the last agent step, which the profile's finish tools recognize.
+fn end_signals(t: &mut Trajectory, info: &Value) {
     if let Some(err) = info.get("error").and_then(Value::as_str) {
-        static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let re = INFRA.get_or_init(|| {
-            regex::Regex::new(r"(?i)(rate ?limit|api ?error|apiconnection|timeout|timed out|connection|service unavailable|overloaded|internal server error|\b5\d\d\b|\b429\b)")
-                .expect("static regex")
-        });
-        let kind = if re.is_match(err) { TerminationKind::Infrastructure } else { TerminationKind::HarnessError };
-        return Termination {
-            detail: Some(err.lines().next().unwrap_or("").chars().take(300).collect()),
-            ..Termination::of(kind).with_raw("error", "info.error")
-        };
+        t.signals.error("info.error", err);
     }
-    let last_assistant = t.steps.iter().rev().find(|s| s.role == Role::Assistant);
-    if let Some(c) = last_assistant.and_then(|s| s.tool_calls.iter().find(|c| c.name == TRANSFER_TOOL)) {
-        return Termination {
-            detail: Some("the agent transferred the user to a human agent (a tau-bench terminate tool)".into()),
-            ..Termination::of(TerminationKind::AgentFinished).with_raw(format!("tool:{}", c.name), "traj (last agent action)")
-        };
+    if let Some(i) = t.steps.iter().rposition(|s| s.role == Role::User).filter(|i| t.steps[*i].text.contains(STOP)) {
+        let span = t.steps[i].source_span;
+        t.signals.status("traj (last user message)", STOP).at_step(i).with_span(span);
     }
-    if t.steps.iter().rev().find(|s| s.role == Role::User).is_some_and(|s| s.text.contains(STOP)) {
-        return Termination {
-            detail: Some("the simulated user ended the conversation; a tau-bench episode has no finish tool".into()),
-            ..Termination::of(TerminationKind::AgentFinished).with_raw(STOP, "traj (last user message)")
-        };
+    if info.get("error").is_none_or(Value::is_null) && info.get("reward_info").is_some_and(Value::is_null) {
+        t.signals.status("info.reward_info", "null");
     }
-    if info.get("reward_info").is_some_and(|v| !v.is_null()) {
-        // The reward is computed only when the episode is done.
-        return Termination::of(TerminationKind::AgentFinished).with_raw("done", "info.reward_info");
-    }
+    // Every agent message is one action of the loop's `max_num_steps`.
     let actions = t.steps.iter().filter(|s| s.role == Role::Assistant).count();
-    if actions >= DEFAULT_MAX_STEPS {
-        let mut term = Termination::budget(Budget::Steps, Enforcer::Harness);
-        #[expect(clippy::cast_precision_loss, reason = "a count of agent actions")]
-        {
-            term.limit = Some(DEFAULT_MAX_STEPS as f64);
-            term.consumed = Some(actions as f64);
-        }
-        term.source = Some("traj (agent actions)".into());
-        term.detail = Some(
-            "the episode never ended and the agent took the default max_num_steps actions (the results do not record the limit)".into(),
-        );
-        return term;
+    #[expect(clippy::cast_precision_loss, reason = "a count of agent actions")]
+    if actions > 0 {
+        t.signals.consumed.steps = Some(actions as f64);
     }
-    Termination::unknown()
 }
 
 /// Whether the agent made this call: same name and arguments, each call counted once.
