@@ -6,6 +6,11 @@ use coroner::model::{Budget, CallRef, Enforcer, Role, TerminationKind};
 
 use crate::common::{by_task, coroner_in, corpus, ingest, samples, tempdir};
 
+/// The end statuses the adapter read: field and text.
+fn statuses(t: &coroner::model::Trajectory) -> Vec<(&str, &str)> {
+    t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect()
+}
+
 #[test]
 fn real_openai_cassette_builds_one_conversation_from_the_last_request() {
     let Some(dir) = corpus("openai-chat-completions") else { return };
@@ -26,7 +31,9 @@ fn real_openai_cassette_builds_one_conversation_from_the_last_request() {
     let r = t.result_of(CallRef { step: 2, call: 0 }).unwrap();
     assert_eq!((r.output.as_str(), r.is_error), ("20.0", false));
     assert_eq!(t.steps[4].text, "The temperature in Tokyo is currently 20.0 degrees Celsius.");
-    assert_eq!((t.termination.kind, t.termination.raw.as_deref()), (TerminationKind::AgentStoppedWithoutFinish, Some("stop")));
+    // The last reply's finish reason, as read; a plain stop without a finish call is a stop.
+    assert_eq!(statuses(t), [("choices[0].finish_reason", "stop")]);
+    assert_eq!(t.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
     // Usage is summed over both responses; each reply step has its own.
     assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens, t.usage.api_calls), (Some(125), Some(30), Some(2)));
     assert_eq!(t.steps[2].tokens.as_ref().unwrap().prompt, Some(50));
@@ -56,7 +63,7 @@ fn real_anthropic_cassettes_keep_thinking_and_pair_tool_use() {
     let res = think.result_of(CallRef { step: 1, call: 0 }).unwrap();
     assert_eq!((res.output.as_str(), res.is_error), ("Mexico", false));
     assert!(think.steps[3].text.contains("**Mexico City**"));
-    assert_eq!(think.termination.raw.as_deref(), Some("end_turn"));
+    assert_eq!(statuses(think), [("stop_reason", "end_turn")]);
     assert_eq!(think.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
     assert_eq!((think.usage.prompt_tokens, think.usage.completion_tokens), (Some(398 + 566), Some(155 + 126)));
 
@@ -97,7 +104,11 @@ fn jsonl_pairs_split_into_conversations_and_name_the_budget() {
 
     let filtered = by_task(&ts, "agent-log-2");
     assert_eq!(filtered.termination.raw.as_deref(), Some("content_filter"));
-    assert!(filtered.notes.iter().any(|n| n.contains("content filter")));
+    // The provider's filter, not the agent, cut the reply.
+    assert_eq!(
+        (filtered.termination.kind, filtered.termination.rule.as_deref()),
+        (TerminationKind::Infrastructure, Some("reason-content-filter"))
+    );
 }
 
 #[test]
@@ -110,12 +121,14 @@ fn batch_files_give_one_record_per_custom_id() {
     let limited = by_task(&ts, "task-18");
     assert_eq!((limited.termination.kind, limited.termination.raw.as_deref()), (TerminationKind::Infrastructure, Some("HTTP 429")));
     let refused = by_task(&ts, "task-19");
-    assert_eq!(refused.termination.detail.as_deref(), Some("refusal: I can't help with that request."));
+    assert!(refused.notes.iter().any(|n| n == "the model refused: I can't help with that request."), "{:?}", refused.notes);
+    assert_eq!(refused.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
     let claude = by_task(&ts, "task-3");
     assert_eq!(claude.harness, "anthropic-messages");
     assert_eq!(by_task(&ts, "task-4").harness, "anthropic-messages", "a failed item takes the file's provider");
     assert_eq!(by_task(&ts, "task-4").termination.kind, TerminationKind::Infrastructure);
-    assert_eq!(by_task(&ts, "task-5").termination.detail.as_deref(), Some("expired"));
+    let expired = by_task(&ts, "task-5");
+    assert_eq!((expired.termination.kind, expired.termination.raw.as_deref()), (TerminationKind::Infrastructure, Some("expired")));
 }
 
 #[test]

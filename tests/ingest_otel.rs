@@ -5,6 +5,11 @@ use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, Termination
 
 use crate::common::{ingest, ingest_with, samples, tempdir};
 
+/// The end statuses the adapter read: field and text.
+fn statuses(t: &Trajectory) -> Vec<(&str, &str)> {
+    t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect()
+}
+
 fn by_session<'a>(ts: &'a [Trajectory], trace: &str) -> &'a Trajectory {
     ts.iter().find(|t| t.session_id.as_deref() == Some(trace)).unwrap_or_else(|| panic!("no trace {trace}"))
 }
@@ -43,8 +48,9 @@ fn otlp_export_one_record_per_trace() {
     assert_eq!(t.usage.wall_seconds, Some(9.0));
     assert_eq!(t.started_at.as_deref(), Some("2026-03-01T10:00:00Z"));
     assert_eq!(t.steps[2].tokens.as_ref().unwrap().prompt, Some(320));
+    // The last reply stopped and no finish tool was declared: that reply is the answer.
+    assert_eq!(statuses(t), [("gen_ai.output.messages[0].finish_reason", "stop")]);
     assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
-    assert_eq!(t.termination.raw.as_deref(), Some("finish_reason=stop"));
     assert_eq!(t.outcome.status, OutcomeStatus::Unknown);
     // Spans point at the span objects in the file.
     let bytes = std::fs::read(samples("otel/agent-runs.otlp.json")).unwrap();
@@ -67,7 +73,8 @@ fn otlp_export_one_record_per_trace() {
         (TerminationKind::Budget, Some(Budget::Steps), Some(Enforcer::Harness))
     );
     assert_eq!(r.termination.raw.as_deref(), Some("MaxTurnsExceeded"));
-    assert_eq!(r.termination.detail.as_deref(), Some("Max turns (3) exceeded"));
+    assert_eq!(r.termination.rule.as_deref(), Some("otel-turn-limit-exception"));
+    assert_eq!(r.signals.errors[0].text, "Max turns (3) exceeded", "the agent span's status message");
     assert_eq!(r.usage.prompt_tokens, Some(2700));
 }
 
@@ -92,7 +99,7 @@ fn console_exporter_list_with_older_attribute_names() {
     assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens), (Some(470), Some(1054)));
     // finish reason "length": the output limit cut the last reply.
     assert_eq!((t.termination.budget, t.termination.enforced_by), (Some(Budget::OutputTokens), Some(Enforcer::Provider)));
-    assert_eq!(t.termination.raw.as_deref(), Some("finish_reason=length"));
+    assert_eq!(t.termination.raw.as_deref(), Some("length"));
 }
 
 #[test]

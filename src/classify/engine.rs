@@ -47,7 +47,7 @@ impl Classifier {
     /// Classifies one trajectory.
     #[must_use]
     pub fn classify(&self, t: &Trajectory) -> Verdict {
-        let p = self.rules.profile_for(&t.harness);
+        let p = self.rules.profile_for_record(&t.harness, &t.provenance.adapter);
         let oracle = Oracle::for_trajectory(t, p, &self.registries);
         let acts = actions(t, p);
         let mut f = Findings::default();

@@ -25,7 +25,7 @@ pub struct Report {
 
 /// Interprets one trajectory with the profile of its harness.
 pub fn interpret(t: &mut Trajectory, rules: &Rules) -> Report {
-    let p = rules.profile_for(&t.harness);
+    let p = rules.profile_for_record(&t.harness, &t.provenance.adapter);
     apply(t, p)
 }
 

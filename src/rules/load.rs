@@ -386,7 +386,6 @@ impl Rules {
         let (dfile, dtext, default) =
             raws.remove("default").ok_or_else(|| RulesError::at("rules/harnesses", "", None, "no `default` profile", None))?;
         let mut profiles = BTreeMap::new();
-        profiles.insert("default".to_string(), Profile::compile(&[(&dfile, &dtext, &default)])?);
         // A runner (Harbor, Terminal-Bench, SWE-bench's batch runners) wraps many agents: what
         // its statuses mean holds whichever harness ran, so its tables join every profile,
         // between `default` and the harness's own.
@@ -397,6 +396,10 @@ impl Rules {
             layers.push((file, text, raw));
             profiles.insert(name.clone(), Profile::compile(&layers)?);
         }
+        // A record of a harness without a profile still meets every runner's vocabulary.
+        let mut layers: Vec<(&str, &str, &RawProfile)> = vec![(&dfile, &dtext, &default)];
+        layers.extend(runners.iter().map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
+        profiles.insert("default".to_string(), Profile::compile(&layers)?);
         let digest = {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
@@ -409,6 +412,15 @@ impl Rules {
             crate::util::hex(&h.finalize())
         };
         Ok(Self { taxonomy: tax, profiles, digest, files: texts.into_iter().map(|(f, _)| f).collect() })
+    }
+
+    /// The profile for a record: its harness's, else the one named for the adapter that read it
+    /// (formats whose records name their harness after the agent, as OpenTelemetry traces do),
+    /// else `default`.
+    #[must_use]
+    pub fn profile_for_record(&self, harness: &str, adapter: &str) -> &Profile {
+        let p = self.profile_for(harness);
+        if p.name == "default" { self.profile_for(adapter) } else { p }
     }
 
     /// The profile for a harness name (case-insensitive, by name or alias), or `default`.

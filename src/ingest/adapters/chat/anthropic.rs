@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::ingest::adapters::chat::api::{History, Reply, is_unknown_tool_message};
+use crate::ingest::adapters::chat::api::{History, Reply};
 use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::model::{Reasoning, Role, Step, Tokens, ToolResult};
 
@@ -96,8 +96,9 @@ pub struct UserContent {
     pub text: String,
 }
 
-/// Reads a user message's content: `tool_result` blocks become results (with `is_error`, and
-/// the harness's rejection of an unknown tool marked), other blocks text.
+/// Reads a user message's content: `tool_result` blocks become results (with `is_error` as the
+/// block marks it), other blocks text. Whether a failed result rejects an unknown tool is for
+/// interpretation to say.
 #[must_use]
 pub fn user_content(content: &Value) -> UserContent {
     let mut out = UserContent::default();
@@ -115,9 +116,6 @@ pub fn user_content(content: &Value) -> UserContent {
             let mut r = ToolResult::new(output);
             r.call_id = b.get("tool_use_id").and_then(Value::as_str).map(ToString::to_string);
             r.is_error = b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-            if r.is_error && is_unknown_tool_message(&r.output) {
-                r.unknown_tool = Some(first_line(&r.output));
-            }
             out.results.push(r);
         } else {
             rest.push(b.clone());
@@ -221,12 +219,14 @@ mod tests {
     }
 
     #[test]
-    fn rejected_tools_are_marked() {
+    fn tool_results_keep_their_error_flag_and_text() {
         let u = user_content(&serde_json::json!([
             {"type": "tool_result", "tool_use_id": "t", "is_error": true, "content": "<tool_use_error>Error: No such tool available: Foo</tool_use_error>"},
             {"type": "text", "text": "more"}
         ]));
-        assert_eq!(u.results[0].unknown_tool.as_deref(), Some("Error: No such tool available: Foo"));
+        let r = &u.results[0];
+        assert_eq!((r.call_id.as_deref(), r.is_error), (Some("t"), true));
+        assert_eq!(first_line(&r.output), "Error: No such tool available: Foo");
         assert_eq!(u.text, "more");
     }
 

@@ -1,0 +1,186 @@
+//! Logs of raw chat-API traffic: OpenAI Chat Completions and Anthropic Messages.
+//!
+//! Harnesses built directly on a provider API leave no transcript of their own, only the
+//! requests and responses: a JSON document or JSON Lines of `{"request", "response"}` pairs,
+//! OpenAI batch output lines (`{"custom_id", "response": {"status_code", "body"}}`), Anthropic
+//! batch results (`{"custom_id", "result": {"type", "message"}}`), or a VCR cassette (YAML
+//! `interactions: [{request: {body | parsed_body}, response: {body | parsed_body, status}}]`,
+//! streamed bodies included). Every request repeats the whole history, so a conversation is
+//! built once from the last request's messages plus its response; earlier responses only add
+//! what the history drops (token counts, the reasoning of that turn). Usage is summed over all
+//! responses. Consecutive exchanges belong to one conversation while each request extends the
+//! previous one (same opening message, at least as many messages); a `metadata.task_id` or
+//! `custom_id` keys conversations explicitly. These logs carry no verdict: the task id is the
+//! key or the file stem, which a `--verdicts` file joins on.
+
+mod detect;
+mod exchange;
+mod read;
+mod record;
+mod stream;
+
+use serde_json::Value;
+
+pub use detect::{AnthropicMessages, ChatLog, OpenAiChat};
+use exchange::Exchange;
+pub use record::sum_usage;
+
+use super::anthropic as chat_anthropic;
+use super::openai as chat_openai;
+use crate::ingest::adapters::shared::lines;
+use crate::ingest::diag::{InputError, InputErrorKind};
+use crate::ingest::format::{Output, Unit};
+use crate::ingest::source::Source;
+use crate::model::{DeclaredTool, Step, Tokens};
+
+/// The conversation a request carries, and where each of its messages starts among the steps.
+#[derive(Debug, Default)]
+pub struct History {
+    pub steps: Vec<Step>,
+    /// `msg_step[i]`: the step holding message `i` of the request.
+    pub msg_step: Vec<usize>,
+}
+
+/// What one response says.
+#[derive(Debug, Default)]
+pub struct Reply {
+    pub step: Option<Step>,
+    /// `finish_reason` / `stop_reason`.
+    pub finish: Option<String>,
+    pub tokens: Option<Tokens>,
+    pub model: Option<String>,
+    pub refusal: Option<String>,
+    /// Unix seconds (OpenAI `created`).
+    pub created: Option<i64>,
+}
+
+/// Whose API the log records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    /// Harness and adapter name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai-chat",
+            Self::Anthropic => "anthropic-messages",
+        }
+    }
+
+    fn history(self, req: &Value) -> History {
+        match self {
+            Self::OpenAi => chat_openai::history(req),
+            Self::Anthropic => chat_anthropic::history(req),
+        }
+    }
+
+    fn reply(self, body: &Value) -> Reply {
+        match self {
+            Self::OpenAi => chat_openai::reply(body),
+            Self::Anthropic => chat_anthropic::reply(body),
+        }
+    }
+}
+
+/// Phrases harnesses answer a call to a tool they do not have with (Claude Code's "No such tool
+/// available", Codex's "unsupported call", pydantic-ai's "Unknown tool name", ...).
+///
+/// Chat logs no longer decide this: interpretation marks rejections with the profile's
+/// `[[unknown_tool]]` entries. It stays while other adapters still call it.
+#[must_use]
+pub fn is_unknown_tool_message(text: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(no such tool available|unknown tool|unsupported (custom tool )?call|is not a valid tool|tool .{1,80} (is not registered|not found|does not exist|is not available)|invalid tool name)",
+        )
+        .expect("static regex")
+    })
+    .is_match(text)
+}
+
+/// Declared tools of a request (`tools`: OpenAI functions, Anthropic tools and server tools).
+#[must_use]
+pub fn declared_tools(tools: &Value) -> Option<Vec<DeclaredTool>> {
+    let list = tools.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|t| {
+                if let Some(name) = t.as_str() {
+                    return Some(DeclaredTool { name: name.to_string(), description: None });
+                }
+                let f = t.get("function").filter(|f| f.is_object()).unwrap_or(t);
+                let name = f.get("name")?.as_str()?.to_string();
+                let description = f
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(|d| d.lines().next().unwrap_or_default().to_string())
+                    .filter(|d| !d.is_empty());
+                Some(DeclaredTool { name, description })
+            })
+            .collect(),
+    )
+}
+
+fn stem(path: &std::path::Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for ext in [".jsonl", ".json", ".yaml", ".yml"] {
+        if let Some(s) = name.strip_suffix(ext) {
+            return s.to_string();
+        }
+    }
+    name
+}
+
+/// Parses a chat log into one record per conversation.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
+    let src = Source::read(&unit.primary.path, &unit.primary.display)?;
+    let mut diags = Vec::new();
+    let exchanges = read::read_exchanges(&src, &mut diags)?;
+    let had_diags = !diags.is_empty();
+    out.diagnostics.extend(diags);
+    if exchanges.is_empty() {
+        return Err(if had_diags {
+            lines::nothing_readable(&src, "chat log entry", "each line is one {\"request\", \"response\"} pair or a batch line")
+        } else {
+            InputError::new(InputErrorKind::Schema, &src.display, "read any request or response from the chat log")
+                .with_help("the file holds no exchanges")
+        });
+    }
+    // Entries that say nothing of their provider (a failed batch item) take the file's.
+    let file_provider = exchanges.iter().find_map(Exchange::provider);
+    let convs = read::conversations(exchanges);
+    let base = stem(&unit.primary.path);
+    let n = convs.len();
+    for (k, conv) in convs.into_iter().enumerate() {
+        let provider = conv.iter().find_map(Exchange::provider).or(file_provider).unwrap_or(Provider::OpenAi);
+        let key = conv.iter().find_map(|e| e.key.clone());
+        let task = match (&key, n) {
+            (Some(key), _) => key.clone(),
+            (None, 1) => base.clone(),
+            (None, _) => format!("{base}-{}", k + 1),
+        };
+        let mut t = record::build(&conv, provider, task, &src);
+        t.session_id = key;
+        out.emit(t);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tool_phrases() {
+        assert!(is_unknown_tool_message("No such tool available: Foo"));
+        assert!(is_unknown_tool_message("Unknown tool name: 'x'. Available tools: 'a'"));
+        assert!(is_unknown_tool_message("unsupported call: apply"));
+        assert!(!is_unknown_tool_message("File not found"));
+    }
+}

@@ -1,0 +1,352 @@
+//! Spans as the files hold them: OTLP JSON export requests (`resourceSpans`), the SDK console
+//! exporter's objects, or JSON Lines of either, reduced to what a trajectory needs (ids, times,
+//! attributes as plain JSON, events, the error status).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::ingest::diag::InputError;
+use crate::ingest::source::Source;
+use crate::model::SourceSpan;
+
+/// An OTLP export request (`ExportTraceServiceRequest` in JSON), or the collector's file
+/// exporter line.
+#[derive(Deserialize)]
+struct RawExport<'a> {
+    #[serde(rename = "resourceSpans", alias = "resource_spans", borrow, default)]
+    resource_spans: Vec<RawResourceSpans<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawResourceSpans<'a> {
+    #[serde(default)]
+    resource: Option<RawResource>,
+    #[serde(rename = "scopeSpans", alias = "scope_spans", alias = "instrumentationLibrarySpans", borrow, default)]
+    scope_spans: Vec<RawScopeSpans<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawResource {
+    #[serde(default)]
+    attributes: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawScopeSpans<'a> {
+    #[serde(borrow, default)]
+    spans: Vec<&'a RawValue>,
+}
+
+/// One span, in the OTLP JSON shape (`traceId`, `attributes: [{key, value: {stringValue}}]`,
+/// `status.code`) or the SDK console exporter's (`context.trace_id`, `attributes: {k: v}`,
+/// `status.status_code`, ISO times).
+#[derive(Deserialize)]
+pub struct RawSpan {
+    #[serde(rename = "traceId", alias = "trace_id", default)]
+    trace_id: Option<String>,
+    #[serde(rename = "spanId", alias = "span_id", default)]
+    span_id: Option<String>,
+    #[serde(rename = "parentSpanId", alias = "parent_span_id", alias = "parent_id", default)]
+    parent: Option<String>,
+    #[serde(default)]
+    context: Option<RawContext>,
+    #[serde(default)]
+    name: String,
+    #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano", alias = "start_time", default)]
+    start: Option<Value>,
+    #[serde(rename = "endTimeUnixNano", alias = "end_time_unix_nano", alias = "end_time", default)]
+    end: Option<Value>,
+    #[serde(default)]
+    attributes: Option<Value>,
+    #[serde(default)]
+    events: Vec<RawSpanEvent>,
+    #[serde(default)]
+    status: Option<Value>,
+    /// Console exporter: the resource rides on each span.
+    #[serde(default)]
+    resource: Option<RawResource>,
+}
+
+#[derive(Deserialize)]
+struct RawContext {
+    #[serde(default)]
+    trace_id: Option<String>,
+    #[serde(default)]
+    span_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawSpanEvent {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    attributes: Option<Value>,
+}
+
+pub type Attrs = BTreeMap<String, Value>;
+
+/// A span reduced to what a trajectory needs.
+pub struct Span {
+    pub trace: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+    pub start: Option<i128>,
+    pub end: Option<i128>,
+    pub attrs: Attrs,
+    pub events: Vec<(String, Attrs)>,
+    pub error: bool,
+    /// The status code as written (`2`, `STATUS_CODE_ERROR`), when the span failed.
+    pub status_code: Option<String>,
+    pub status_message: Option<String>,
+    pub service: Option<String>,
+    pub span: Option<SourceSpan>,
+    /// Position in the file, to break ties of equal start times.
+    pub seq: usize,
+}
+
+/// Attributes whose values are structured (JSON) even when recorded as strings.
+const STRUCTURED: &[&str] = &[
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+    "gen_ai.response.finish_reasons",
+];
+
+/// An OTLP `AnyValue` as plain JSON.
+fn any_value(v: &Value) -> Value {
+    let Some(o) = v.as_object() else { return v.clone() };
+    if let Some(s) = o.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(b) = o.get("boolValue") {
+        return b.clone();
+    }
+    if let Some(i) = o.get("intValue") {
+        // int64 is a string in OTLP JSON.
+        return match i {
+            Value::String(s) => s.parse::<i64>().map_or_else(|_| i.clone(), Value::from),
+            other => other.clone(),
+        };
+    }
+    if let Some(d) = o.get("doubleValue") {
+        return d.clone();
+    }
+    if let Some(a) = o.get("arrayValue") {
+        return Value::Array(a.get("values").and_then(Value::as_array).map(|vs| vs.iter().map(any_value).collect()).unwrap_or_default());
+    }
+    if let Some(kv) = o.get("kvlistValue") {
+        let mut m = serde_json::Map::new();
+        for e in kv.get("values").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(k) = e.get("key").and_then(Value::as_str) {
+                m.insert(k.to_string(), e.get("value").map_or(Value::Null, any_value));
+            }
+        }
+        return Value::Object(m);
+    }
+    if let Some(b) = o.get("bytesValue") {
+        return b.clone();
+    }
+    if o.is_empty() { Value::Null } else { v.clone() }
+}
+
+/// Attributes from a `[{key, value}]` list (OTLP) or a plain map (console exporter), with
+/// structured values decoded from their JSON strings.
+pub fn attrs_of(v: Option<&Value>) -> Attrs {
+    let mut out = Attrs::new();
+    match v {
+        Some(Value::Array(kvs)) => {
+            for kv in kvs {
+                if let Some(k) = kv.get("key").and_then(Value::as_str) {
+                    out.insert(k.to_string(), kv.get("value").map_or(Value::Null, any_value));
+                }
+            }
+        }
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        _ => {}
+    }
+    for (k, v) in &mut out {
+        if STRUCTURED.contains(&k.as_str())
+            && let Value::String(s) = v
+        {
+            let t = s.trim_start();
+            if (t.starts_with('[') || t.starts_with('{'))
+                && let Ok(parsed) = serde_json::from_str::<Value>(s)
+            {
+                *v = parsed;
+            }
+        }
+    }
+    out
+}
+
+/// Nanoseconds since the epoch from a `*UnixNano` (string or number) or an ISO time.
+fn nanos(v: Option<&Value>) -> Option<i128> {
+    match v? {
+        Value::Number(n) => n.as_u64().map(i128::from).or_else(|| n.as_f64().map(|f| f as i128)),
+        Value::String(s) => s.parse::<i128>().ok().or_else(|| crate::util::parse_time(s).map(|t| t.as_nanosecond())),
+        _ => None,
+    }
+}
+
+pub fn iso(ns: i128) -> Option<String> {
+    jiff::Timestamp::from_nanosecond(ns).ok().map(|t| t.to_string())
+}
+
+pub fn str_attr<'a>(a: &'a Attrs, key: &str) -> Option<&'a str> {
+    a.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+pub fn span_from(raw: RawSpan, service: Option<&str>, span: Option<SourceSpan>, seq: usize) -> Option<Span> {
+    let trace = raw.trace_id.or_else(|| raw.context.as_ref().and_then(|c| c.trace_id.clone()))?;
+    let id = raw.span_id.or_else(|| raw.context.as_ref().and_then(|c| c.span_id.clone())).unwrap_or_default();
+    let attrs = attrs_of(raw.attributes.as_ref());
+    let status = raw.status.unwrap_or(Value::Null);
+    let code = status.get("code").or_else(|| status.get("status_code"));
+    let error = match code {
+        Some(Value::Number(n)) => n.as_u64() == Some(2),
+        Some(Value::String(s)) => s.ends_with("ERROR"),
+        _ => false,
+    };
+    let status_code = code.filter(|_| error).map(|c| c.as_str().map_or_else(|| c.to_string(), ToString::to_string));
+    let status_message = status
+        .get("message")
+        .or_else(|| status.get("description"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(ToString::to_string);
+    let own_service =
+        raw.resource.as_ref().map(|r| attrs_of(r.attributes.as_ref())).and_then(|a| str_attr(&a, "service.name").map(ToString::to_string));
+    Some(Span {
+        trace,
+        id,
+        parent: raw.parent.filter(|p| !p.is_empty()),
+        name: raw.name,
+        start: nanos(raw.start.as_ref()),
+        end: nanos(raw.end.as_ref()),
+        attrs,
+        events: raw.events.into_iter().map(|e| (e.name, attrs_of(e.attributes.as_ref()))).collect(),
+        error,
+        status_code,
+        status_message,
+        service: own_service.or_else(|| service.map(ToString::to_string)),
+        span,
+        seq,
+    })
+}
+
+/// The operation a span performs: `gen_ai.operation.name`, else the first word of its name
+/// (`chat gpt-4o`, `execute_tool get_weather`), else `chat` for pre-1.37 model spans.
+pub fn operation(s: &Span) -> Option<&str> {
+    if let Some(op) = str_attr(&s.attrs, "gen_ai.operation.name") {
+        return Some(op);
+    }
+    let first = s.name.split_whitespace().next().unwrap_or_default();
+    if ["chat", "text_completion", "generate_content", "execute_tool", "invoke_agent", "create_agent"].contains(&first) {
+        return Some(first);
+    }
+    let legacy_model = s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt") || k.starts_with("gen_ai.completion"))
+        || (s.attrs.contains_key("gen_ai.system") && s.attrs.contains_key("gen_ai.request.model"));
+    legacy_model.then_some("chat")
+}
+
+pub fn is_model_call(op: &str) -> bool {
+    matches!(op, "chat" | "text_completion" | "generate_content")
+}
+
+/// Reads every span of a source: spans that do not parse become diagnostics.
+pub struct Reader<'a> {
+    pub src: &'a Source,
+    pub spans: Vec<Span>,
+}
+
+impl<'a> Reader<'a> {
+    fn push_raw(&mut self, raw: &RawValue, service: Option<&str>, diags: &mut Vec<InputError>) {
+        match serde_json::from_str::<RawSpan>(raw.get()) {
+            Ok(r) => {
+                let seq = self.spans.len();
+                if let Some(s) = span_from(r, service, self.src.span_of(0, raw.get()), seq) {
+                    self.spans.push(s);
+                }
+            }
+            Err(e) => {
+                let base = self.src.offset_of(raw.get()).unwrap_or(0);
+                diags.push(InputError::from_json_at(&self.src.display, &self.src.bytes, base, "OpenTelemetry span", &e));
+            }
+        }
+    }
+
+    /// An export request or a single span, held in `raw`.
+    pub fn push_value(&mut self, raw: &RawValue, diags: &mut Vec<InputError>) -> Result<(), serde_json::Error> {
+        let text = raw.get().trim_start();
+        if text.starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(raw.get())?;
+            for item in items {
+                self.push_value(item, diags)?;
+            }
+            return Ok(());
+        }
+        if text.contains("\"resourceSpans\"") || text.contains("\"resource_spans\"") {
+            let export: RawExport<'_> = serde_json::from_str(raw.get())?;
+            for rs in export.resource_spans {
+                let resource = rs.resource.as_ref().map(|r| attrs_of(r.attributes.as_ref())).unwrap_or_default();
+                let service = str_attr(&resource, "service.name");
+                for ss in rs.scope_spans {
+                    for sp in ss.spans {
+                        self.push_raw(sp, service, diags);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.push_raw(raw, None, diags);
+        Ok(())
+    }
+}
+
+/// Lines that each start a JSON object: a JSON Lines file rather than one document.
+pub fn looks_like_jsonl(text: &str) -> bool {
+    text.lines().filter(|l| l.starts_with('{') && l.trim_end().len() > 1).take(2).count() == 2
+}
+/// The message of a failed span, and where it was read: its status message, else the
+/// `exception` event's.
+pub fn error_text(s: &Span) -> Option<(&'static str, String)> {
+    s.status_message.clone().map(|m| ("status.message", m)).or_else(|| {
+        s.events
+            .iter()
+            .find(|(n, _)| n == "exception")
+            .and_then(|(_, a)| str_attr(a, "exception.message").map(|m| ("exception.message", m.to_string())))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_values_become_plain_json() {
+        let v: Value = serde_json::json!([
+            {"key": "a", "value": {"stringValue": "x"}},
+            {"key": "n", "value": {"intValue": "42"}},
+            {"key": "l", "value": {"arrayValue": {"values": [{"stringValue": "stop"}]}}},
+            {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": "{\"q\": 1}"}}
+        ]);
+        let a = attrs_of(Some(&v));
+        assert_eq!(a["a"], "x");
+        assert_eq!(a["n"], 42);
+        assert_eq!(a["l"], serde_json::json!(["stop"]));
+        assert_eq!(a["gen_ai.tool.call.arguments"]["q"], 1);
+    }
+}
