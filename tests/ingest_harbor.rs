@@ -91,17 +91,31 @@ fn harbor_job_directories_join_trial_results() {
     assert_eq!(summary.quarantined_files(), 0);
 }
 
+/// How a trial that ended with this exception ended, once interpreted with the profile of
+/// `harness` (Harbor's vocabulary joins every harness's profile).
+fn interpreted_exception(harness: &str, kind: &str, message: &str) -> coroner::model::Termination {
+    let rules = coroner::rules::Rules::builtin().unwrap();
+    let mut t = coroner::model::Trajectory::new("t", harness, "harbor", 1, Vec::new());
+    t.signals.status("exception_info.exception_type", kind);
+    if !message.is_empty() {
+        t.signals.error("exception_info.exception_message", message);
+    }
+    coroner::interpret::interpret(&mut t, &rules);
+    t.termination
+}
+
 #[test]
 fn harbor_exceptions_map_to_budgets_and_infrastructure() {
-    use coroner::ingest::adapters::terminal::harbor::termination_for_exception;
     use coroner::model::{Budget, Enforcer};
-    let t = termination_for_exception("AgentTimeoutError", "Agent execution timed out after 600.0 seconds");
+    let end = |kind: &str, message: &str| interpreted_exception("terminus-2", kind, message);
+    let t = end("AgentTimeoutError", "Agent execution timed out after 600.0 seconds");
     assert_eq!(
         (t.kind, t.budget, t.enforced_by, t.limit),
         (TerminationKind::Budget, Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(600.0))
     );
-    assert_eq!(termination_for_exception("ContextLengthExceededError", "").budget, Some(Budget::Context));
-    assert_eq!(termination_for_exception("OutputLengthExceededError", "").budget, Some(Budget::OutputTokens));
+    assert_eq!(t.rule.as_deref(), Some("harbor-agent-timeout"));
+    assert_eq!(end("ContextLengthExceededError", "").budget, Some(Budget::Context));
+    assert_eq!(end("OutputLengthExceededError", "").budget, Some(Budget::OutputTokens));
     for infra in [
         "VerifierTimeoutError",
         "EnvironmentStartTimeoutError",
@@ -109,15 +123,36 @@ fn harbor_exceptions_map_to_budgets_and_infrastructure() {
         "RewardFileEmptyError",
         "VerifierOutputParseError",
     ] {
-        assert_eq!(termination_for_exception(infra, "").kind, TerminationKind::Infrastructure, "{infra}");
+        assert_eq!(end(infra, "").kind, TerminationKind::Infrastructure, "{infra}");
     }
-    assert_eq!(
-        termination_for_exception("RuntimeError", "Docker compose command failed for environment x").kind,
-        TerminationKind::Infrastructure
-    );
-    let other = termination_for_exception("ValueError", "bad thing");
+    assert_eq!(end("RuntimeError", "Docker compose command failed for environment x").kind, TerminationKind::Infrastructure);
+    // Whichever agent ran.
+    assert_eq!(interpreted_exception("gemini-cli", "VerifierTimeoutError", "").kind, TerminationKind::Infrastructure);
+    // An exception no entry explains is a harness error, with what it said.
+    let other = end("ValueError", "bad thing");
     assert_eq!(other.kind, TerminationKind::HarnessError);
-    assert_eq!(other.raw.as_deref(), Some("ValueError"));
+    assert_eq!((other.raw.as_deref(), other.detail.as_deref()), (Some("bad thing"), Some("bad thing")));
+    assert_eq!(other.source.as_deref(), Some("exception_info.exception_message"));
+}
+
+#[test]
+fn harbor_trials_record_the_exception_as_signals_and_interpretation_decides() {
+    let dir = samples("harbor/job-2026-03-02__10-00-00");
+    let (ts, _) = ingest(&[&dir]);
+    let timeout = ts.iter().find(|t| t.provenance.files[0].path.contains("fix-math__Z9y8X7w")).unwrap();
+    let statuses: Vec<(&str, &str)> = timeout.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
+    assert_eq!(statuses, [("exception_info.exception_type", "AgentTimeoutError")]);
+    assert_eq!(timeout.signals.errors[0].text, "Agent execution timed out after 900.0 seconds");
+    assert_eq!(timeout.signals.consumed.wall_seconds, Some(899.0));
+    let term = &timeout.termination;
+    assert_eq!((term.limit, term.consumed, term.rule.as_deref()), (Some(900.0), Some(899.0), Some("harbor-agent-timeout")));
+    let docker = ts.iter().find(|t| t.task_id == "build-site").unwrap();
+    assert_eq!(
+        (docker.termination.kind, docker.termination.rule.as_deref()),
+        (TerminationKind::Infrastructure, Some("harbor-environment-message"))
+    );
+    let context = ts.iter().find(|t| t.provenance.files[0].path.contains("parse-logs__Q1w2E3r")).unwrap();
+    assert_eq!(context.termination.rule.as_deref(), Some("context-window-exception"));
 }
 
 #[test]

@@ -1,6 +1,5 @@
 //! Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.
 
-use coroner::ingest::adapters::terminal::terminal_bench::termination_for_failure_mode;
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, Enforcer, OutcomeStatus, TerminationKind, Trajectory};
 
@@ -187,6 +186,13 @@ fn a_run_with_only_its_run_level_results_gives_one_record_per_trial() {
 
 #[test]
 fn every_failure_mode_has_a_termination() {
+    let rules = coroner::rules::Rules::builtin().unwrap();
+    let end = |mode: &str| {
+        let mut t = Trajectory::new("t", "terminus", "terminal-bench", 1, Vec::new());
+        t.signals.status("failure_mode", mode);
+        coroner::interpret::interpret(&mut t, &rules);
+        t.termination
+    };
     let cases = [
         ("unset", TerminationKind::Unknown, None),
         ("none", TerminationKind::Unknown, None),
@@ -202,12 +208,12 @@ fn every_failure_mode_has_a_termination() {
         ("something_new", TerminationKind::Unknown, None),
     ];
     for (mode, kind, budget) in cases {
-        let t = termination_for_failure_mode(mode);
+        let t = end(mode);
         assert_eq!((t.kind, t.budget), (kind, budget), "{mode}");
         assert_eq!(t.raw.as_deref(), Some(mode));
-        assert_eq!(t.source.as_deref(), Some("results.json failure_mode"));
+        assert_eq!(t.source.as_deref(), Some("failure_mode"));
     }
-    assert_eq!(termination_for_failure_mode("agent_timeout").enforced_by, Some(Enforcer::Benchmark));
+    assert_eq!(end("agent_timeout").enforced_by, Some(Enforcer::Benchmark));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Terminal captures: cleaning, mini-swe-agent CLI steps in Terminal-Bench trials (real and samples), cut captures.
 
 use coroner::ingest::FileStatus;
-use coroner::ingest::adapters::terminal::terminal_capture::{clean, parse};
+use coroner::ingest::adapters::terminal::terminal_capture::{EXIT_STATUS, STARTUP, TAIL, clean, parse};
 use coroner::model::{Budget, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
 
 use crate::common::{corpus, ingest, samples, tempdir};
@@ -38,7 +38,9 @@ fn real_captures_show_the_agent_never_ran() {
         assert_eq!(t.harness, "mini-swe-agent");
         assert_eq!(t.model.as_deref(), Some("anthropic/claude-sonnet-4-0"));
         assert!(t.provenance.files.iter().any(|f| f.role == "terminal_capture" && f.path.ends_with("sessions/agent.log")));
-        assert!(t.notes.iter().any(|n| n.contains("mini-swe-agent was never installed")), "{:?}", t.notes);
+        // What the shell answered to the agent's command line is kept, whatever decides.
+        let startup: Vec<&str> = t.signals.log_lines.iter().filter(|s| s.field == STARTUP).map(|s| s.text.as_str()).collect();
+        assert_eq!(startup.first(), Some(&"mini: command not found"), "{startup:?}");
     }
     // "unset" said nothing; the capture says why the trial failed.
     let perms = by_trial(&ts, "fix-permissions.1-of-1.2025-08-14__19-39-35");
@@ -46,13 +48,15 @@ fn real_captures_show_the_agent_never_ran() {
         (perms.termination.kind, perms.termination.raw.as_deref()),
         (TerminationKind::Infrastructure, Some("mini: command not found"))
     );
+    assert_eq!(perms.termination.rule.as_deref(), Some("tb-capture-not-installed"));
+    assert!(perms.termination.detail.as_deref().unwrap().contains("never installed"));
     assert_eq!(perms.outcome.status, OutcomeStatus::Failed);
     let fib = by_trial(&ts, "fibonacci-server.1-of-1.2025-08-14__19-39-35");
     assert_eq!(fib.termination.raw.as_deref(), Some("mini: command not found"));
-    // A failure mode the trial result names is kept; the capture's finding is a note.
+    // A failure mode the trial result names is kept; the capture's finding stays a signal.
     let csv = by_trial(&ts, "csv-to-parquet.1-of-1.2025-08-14__19-39-35");
     assert_eq!(csv.termination.raw.as_deref(), Some("test_timeout"));
-    assert!(csv.notes.iter().any(|n| n.contains("the terminal capture says the run ended with mini: command not found")));
+    assert_eq!(csv.termination.rule.as_deref(), Some("tb-test-timeout"));
 }
 
 #[test]
@@ -96,6 +100,9 @@ fn sample_trials_read_mini_swe_agent_steps_from_the_capture() {
     assert!(words.steps[2].text.starts_with("THOUGHT: Let me look at the input file"));
     assert_eq!((words.usage.api_calls, words.usage.cost_usd), (Some(4), Some(0.04)));
     assert_eq!(words.termination.kind, TerminationKind::AgentFinished);
+    // mini's exit status, from its protocol, speaks before the trial's failure mode.
+    let statuses: Vec<(&str, &str)> = words.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
+    assert_eq!(statuses, [(EXIT_STATUS, "Submitted"), ("failure_mode", "unset")]);
     assert_eq!(words.submission.as_deref(), Some(""));
     assert_eq!(words.outcome.status, OutcomeStatus::Passed);
 
@@ -104,6 +111,10 @@ fn sample_trials_read_mini_swe_agent_steps_from_the_capture() {
     assert_eq!((health.termination.budget, health.termination.enforced_by), (Some(Budget::Cost), Some(Enforcer::Harness)));
     assert_eq!((health.termination.limit, health.termination.consumed), (Some(3.0), Some(3.05)));
     assert!(health.termination.detail.as_deref().unwrap().contains("agent_timeout"));
+    assert_eq!(health.termination.rule.as_deref(), Some("tb-capture-limits-exceeded"));
+    let tail: Vec<&str> = health.signals.log_lines.iter().filter(|s| s.field == TAIL).map(|s| s.text.as_str()).collect();
+    assert_eq!(tail, ["Limits exceeded. Limits: 0 steps, $3.0.", "Current spend: 2 steps, $3.05.", "New step limit:"]);
+    assert_eq!(health.usage.cost_usd, Some(3.05));
     let failed_test = health.steps.iter().flat_map(|s| &s.tool_results).find(|r| r.is_error).unwrap();
     assert_eq!(failed_test.exit_code, Some(1));
 

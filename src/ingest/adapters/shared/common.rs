@@ -65,35 +65,6 @@ pub fn is_finish_tool(name: &str) -> bool {
     FINISH_TOOLS.contains(&n.as_str())
 }
 
-/// Phrases harnesses put in an observation when the model's reply did not parse.
-#[must_use]
-pub fn looks_like_format_error(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)(parsing errors?|parse error|could not parse|failed to parse|invalid json|no valid json|missing required fields|format error|exactly one (bash )?code block|did not (contain|include) (a|any) (valid )?(command|action|tool call))",
-        )
-        .expect("static regex")
-    })
-    .is_match(text)
-}
-
-/// The harness's rejection of a call to a tool it does not have, when an observation says so
-/// ("Unknown tool: x", "Tool x not found", "No such tool available: x"): the first line of it.
-/// Generic formats (ATIF, chat logs) carry the rejection only as text.
-#[must_use]
-pub fn unknown_tool_message(text: &str) -> Option<String> {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)^\s*(?:error:?\s*)?(?:unknown tool\b|no such tool\b|tool\s+['`]?[\w.:/-]+['`]?\s+(?:not found|does not exist|is not (?:registered|available|a valid tool))|invalid tool(?: name)?\b|unrecognized tool\b)",
-        )
-        .expect("static regex")
-    });
-    let first = text.trim_start().lines().next()?;
-    re.is_match(first).then(|| first.trim().chars().take(300).collect())
-}
-
 /// A number from a JSON value that may be an integer, a float or a numeric string.
 #[must_use]
 pub fn num(v: Option<&Value>) -> Option<f64> {
@@ -145,16 +116,6 @@ mod tests {
         let bad = tool_call(None, "shell", &Value::String("{oops".into()));
         assert_eq!(bad.raw_arguments.as_deref(), Some("{oops"));
         assert!(bad.arguments.is_null());
-    }
-
-    #[test]
-    fn unknown_tool_rejections() {
-        assert!(unknown_tool_message("Unknown tool: search_files").is_some());
-        assert!(unknown_tool_message("Tool developer.shell not found").is_some());
-        assert!(unknown_tool_message("Error: tool 'grep' does not exist").is_some());
-        assert!(unknown_tool_message("No such tool available: Foo").is_some());
-        assert!(unknown_tool_message("grep: pattern not found").is_none());
-        assert!(unknown_tool_message("All tests passed").is_none());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Each ATIF step becomes one step here; observation results are paired with the step's
 //! calls by `source_call_id`, else by position. Observations on a step without calls are the
 //! environment talking (terminus's "Previous response had parsing errors"); they become an
-//! environment step, and a parse complaint marks the agent's reply as unusable.
+//! environment step after the reply, where interpretation finds a parse complaint. ATIF records
+//! no end status: how the run ended is the shape of its last steps, or the Harbor trial's.
 //! `continued_trajectory_ref` files are appended and subagent trajectories are inlined after
 //! the step that delegated, with `agent` naming the subagent.
 
@@ -13,14 +14,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{
-    content_text, is_finish_tool, looks_like_format_error, tool_call, uint, unknown_tool_message,
-};
+use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{CallRef, DeclaredTool, Reasoning, Role, Step, Termination, TerminationKind, Tokens, ToolResult, Trajectory};
+use crate::model::{CallRef, DeclaredTool, Reasoning, Role, Step, Tokens, ToolResult, Trajectory};
 
 /// How many continuation and subagent files one record may follow (a reference loop ends here).
 const MAX_LINKED_FILES: usize = 64;
@@ -180,7 +179,6 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
             Err(e) => t.notes.push(format!("continued trajectory {rel} could not be read: {e}")),
         }
     }
-    t.termination = termination_from_steps(&t);
     Ok(t)
 }
 
@@ -286,20 +284,12 @@ fn append_steps(
                 continue;
             }
             let mut res = ToolResult::new(output);
-            res.unknown_tool = unknown_tool_message(&res.output);
-            res.is_error = res.unknown_tool.is_some();
             res.call_id = r.source_call_id.clone();
             if r.source_call_id.is_none() && pos < calls.len() && results.len() == calls.len() {
                 // No ids: results answer the step's calls in order.
                 res.call = Some(CallRef { step: here, call: u32::try_from(pos).unwrap_or(u32::MAX) });
             }
             step.tool_results.push(res);
-        }
-        if role == Role::Assistant
-            && calls.is_empty()
-            && let Some(complaint) = env_text.iter().find(|e| looks_like_format_error(e))
-        {
-            step.format_error = Some(complaint.lines().take(3).collect::<Vec<_>>().join("\n"));
         }
         let span = step.source_span;
         t.steps.push(step);
@@ -330,26 +320,6 @@ fn append_steps(
         }
     }
     Ok(())
-}
-
-/// Finished when the main agent's last action is a finish tool; stopped when its last step
-/// is a reply without calls; unknown otherwise (the run was cut, or the file says no more).
-fn termination_from_steps(t: &Trajectory) -> Termination {
-    let last = t.steps.iter().rev().find(|s| s.role == Role::Assistant && s.agent.is_none());
-    match last {
-        Some(s) if s.tool_calls.iter().any(|c| is_finish_tool(&c.name)) => {
-            let name = s.tool_calls.iter().find(|c| is_finish_tool(&c.name)).map(|c| c.name.clone()).unwrap_or_default();
-            Termination {
-                raw: Some(format!("tool:{name}")),
-                source: Some("last agent step".into()),
-                ..Termination::of(TerminationKind::AgentFinished)
-            }
-        }
-        Some(s) if s.tool_calls.is_empty() && s.format_error.is_none() => {
-            Termination { source: Some("last agent step".into()), ..Termination::of(TerminationKind::AgentStoppedWithoutFinish) }
-        }
-        _ => Termination::unknown(),
-    }
 }
 
 /// A standalone ATIF file (no Harbor trial result beside it).

@@ -11,13 +11,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::number_after;
 use crate::ingest::adapters::terminal::atif;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, Termination, TerminationKind, TestResult};
+use crate::model::{Outcome, OutcomeStatus, TestResult, Trajectory};
 use crate::util::seconds_between;
 
 #[derive(Deserialize)]
@@ -85,49 +84,6 @@ struct RawTiming {
     finished_at: Option<String>,
 }
 
-/// Maps a trial's exception to how the run ended. Names are Harbor's exception classes.
-#[must_use]
-pub fn termination_for_exception(kind: &str, message: &str) -> Termination {
-    let budget = |b, by| Termination::budget(b, by);
-    let mut t = match kind {
-        "AgentTimeoutError" => {
-            let mut t = budget(Budget::WallTime, Enforcer::Benchmark);
-            t.limit = number_after(message, "after");
-            t
-        }
-        "ContextLengthExceededError" => budget(Budget::Context, Enforcer::Provider),
-        "OutputLengthExceededError" => budget(Budget::OutputTokens, Enforcer::Provider),
-        "VerifierTimeoutError"
-        | "VerifierOutputParseError"
-        | "RewardFileNotFoundError"
-        | "RewardFileEmptyError"
-        | "DaytonaError"
-        | "ModalError" => Termination::of(TerminationKind::Infrastructure),
-        k if k.starts_with("Environment") || k.starts_with("RewardFile") || k.contains("Docker") || k.contains("Sandbox") => {
-            Termination::of(TerminationKind::Infrastructure)
-        }
-        _ => {
-            static INFRA: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-            let re = INFRA.get_or_init(|| {
-                regex::Regex::new(r"(?i)(docker|compose|container|sandbox|daytona|environment|agent setup failed|install|network|connection (refused|reset|error)|rate limit|retry|retries)")
-                    .expect("static regex")
-            });
-            if re.is_match(message) || re.is_match(kind) {
-                Termination::of(TerminationKind::Infrastructure)
-            } else {
-                Termination::of(TerminationKind::HarnessError)
-            }
-        }
-    };
-    t.raw = Some(kind.to_string());
-    t.source = Some("result.json exception_info.exception_type".into());
-    let first = message.lines().next().unwrap_or("").trim();
-    if !first.is_empty() {
-        t.detail = Some(first.chars().take(300).collect());
-    }
-    t
-}
-
 /// A Harbor trial directory, read through its `result.json`.
 pub struct HarborTrial;
 
@@ -182,7 +138,7 @@ impl Adapter for HarborTrial {
         let mut t = match atif_entry {
             Some(e) => atif::parse_file(&e.path, &e.display, files, self.name())?,
             None => {
-                let mut t = crate::model::Trajectory::new("", "", self.name(), self.version(), files);
+                let mut t = Trajectory::new("", "", self.name(), self.version(), files);
                 t.notes.push("the trial has no agent/trajectory.json: the record has no steps".into());
                 t.provenance.format_version = Some("harbor trial result (no trajectory)".into());
                 t
@@ -219,14 +175,16 @@ impl Adapter for HarborTrial {
             .and_then(|a| Some((a.started_at.as_deref()?, a.finished_at.as_deref()?)))
             .and_then(|(a, b)| seconds_between(a, b));
         t.usage.wall_seconds = agent_secs;
+        t.signals.consumed.wall_seconds = agent_secs;
 
         t.outcome = outcome(&trial, &unit.primary.display);
         if let Some(ex) = &trial.exception_info {
-            let mut term = termination_for_exception(&ex.exception_type, &ex.exception_message);
-            if term.budget == Some(Budget::WallTime) {
-                term.consumed = agent_secs;
+            // What the exception means (a clock, a context window, a broken environment) is
+            // Harbor's vocabulary, in rules/harnesses/harbor.toml.
+            t.signals.status("exception_info.exception_type", ex.exception_type.trim());
+            if !ex.exception_message.trim().is_empty() {
+                t.signals.error("exception_info.exception_message", ex.exception_message.trim());
             }
-            t.termination = term;
             if t.outcome.status == OutcomeStatus::Unknown {
                 t.outcome = Outcome::new(OutcomeStatus::Errored, unit.primary.display.clone(), "exception_info");
                 t.outcome.detail = Some(format!("no reward: the trial ended with {}", ex.exception_type));
@@ -239,9 +197,9 @@ impl Adapter for HarborTrial {
 }
 
 /// A native agent log beside the ATIF file (mini-swe-agent's own trajectory, say) knows how
-/// the agent ended when the ATIF conversion does not: its termination fills an unknown one,
-/// and its steps stand in when there is no ATIF file.
-fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
+/// the agent ended when the ATIF conversion does not: its signals follow the trial's own (the
+/// exception Harbor recorded speaks first), and its steps stand in when there is no ATIF file.
+fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
     let agent_dir = dir.join("agent");
     for c in unit.companions.iter().filter(|c| c.path.parent() == Some(agent_dir.as_path())) {
         let Some(Some(name)) = ctx.files.get(&c.path) else { continue };
@@ -251,7 +209,7 @@ fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &C
             continue;
         };
         let mut native = Vec::new();
-        let mut sink = |x: crate::model::Trajectory| native.push(x);
+        let mut sink = |x: Trajectory| native.push(x);
         let mut nout = Output::new(&mut sink);
         let sub = Unit { primary: c.clone(), companions: Vec::new() };
         if adapter.parse(&sub, ctx, &mut nout).is_err() {
@@ -259,19 +217,34 @@ fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &C
             continue;
         }
         drop(nout);
-        let Some(n) = native.into_iter().next() else { continue };
+        let Some(mut n) = native.into_iter().next() else { continue };
+        // The native record's spans point into its own file list, which is appended to ours.
+        let base = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+        let rebase = |span: &mut Option<crate::model::SourceSpan>| {
+            if let Some(s) = span.as_mut() {
+                s.file += base;
+            }
+        };
         let mut used = Vec::new();
-        if t.termination.kind == TerminationKind::Unknown && n.termination.kind != TerminationKind::Unknown {
-            t.termination = n.termination.clone();
-            used.push("termination");
+        let sig = &mut n.signals;
+        if !(sig.statuses.is_empty() && sig.errors.is_empty() && sig.log_lines.is_empty()) {
+            for s in sig.statuses.iter_mut().chain(sig.errors.iter_mut()).chain(sig.log_lines.iter_mut()) {
+                rebase(&mut s.span);
+            }
+            t.signals.statuses.append(&mut sig.statuses);
+            t.signals.errors.append(&mut sig.errors);
+            t.signals.log_lines.append(&mut sig.log_lines);
+            used.push("signals");
+        }
+        if !sig.limits.is_empty() || !sig.consumed.is_empty() {
+            fill_amounts(&mut t.signals.limits, &sig.limits);
+            fill_amounts(&mut t.signals.consumed, &sig.consumed);
+            used.push("limits");
         }
         if t.steps.is_empty() && !n.steps.is_empty() {
-            let base = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
             t.steps = n.steps;
             for s in &mut t.steps {
-                if let Some(span) = s.source_span.as_mut() {
-                    span.file += base;
-                }
+                rebase(&mut s.source_span);
             }
             used.push("steps");
         }
@@ -284,6 +257,26 @@ fn native_log(t: &mut crate::model::Trajectory, unit: &Unit, dir: &Path, ctx: &C
         } else {
             t.provenance.files.extend(n.provenance.files);
             t.notes.push(format!("{} taken from the native {name} log {}", used.join(", "), c.rel));
+        }
+    }
+}
+
+/// Fills the amounts `into` has not recorded from `from`.
+pub(crate) fn fill_amounts(into: &mut crate::model::Amounts, from: &crate::model::Amounts) {
+    let pairs = [
+        (&mut into.steps, from.steps),
+        (&mut into.cost_usd, from.cost_usd),
+        (&mut into.wall_seconds, from.wall_seconds),
+        (&mut into.tokens, from.tokens),
+        (&mut into.output_tokens, from.output_tokens),
+        (&mut into.context_tokens, from.context_tokens),
+        (&mut into.format_errors, from.format_errors),
+        (&mut into.attempts, from.attempts),
+        (&mut into.command_timeouts, from.command_timeouts),
+    ];
+    for (a, b) in pairs {
+        if a.is_none() {
+            *a = b;
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{Budget, Enforcer, Outcome, OutcomeStatus, SourceFile, Termination, TerminationKind, TestResult, Trajectory};
+use crate::model::{Outcome, OutcomeStatus, SourceFile, TestResult, Trajectory};
 use crate::util::seconds_between;
 
 const TRIAL: &str = "terminal-bench";
@@ -75,46 +75,10 @@ struct RawRunMetadata {
     dataset_version: Option<String>,
 }
 
-/// How a trial ended, from Terminal-Bench's `FailureMode` (`terminal_bench/agents/failure_mode.py`).
-///
-/// `unset` (the default) and `none` say nothing about how the agent stopped, so the outcome
-/// comes from `is_resolved` alone; values this build does not know are kept in `raw`.
-#[must_use]
-pub fn termination_for_failure_mode(mode: &str) -> Termination {
-    let t = match mode {
-        // The harness's asyncio timeout around the agent; the tests still run afterwards.
-        "agent_timeout" => Termination::budget(Budget::WallTime, Enforcer::Benchmark),
-        "context_length_exceeded" => Termination::budget(Budget::Context, Enforcer::Provider),
-        "output_length_exceeded" => Termination::budget(Budget::OutputTokens, Enforcer::Provider),
-        // Terminus retries an unparseable reply a few times, then gives up with this mode.
-        "fatal_llm_parse_error" => Termination::budget(Budget::FormatErrors, Enforcer::Harness),
-        // The verifier timed out, the agent could not be installed, or the test output did not
-        // parse: nothing the agent did decided these.
-        "test_timeout" | "agent_installation_failed" | "parse_error" => Termination::of(TerminationKind::Infrastructure),
-        // The agent scaffold returned nothing or raised.
-        "unknown_agent_error" => Termination::of(TerminationKind::HarnessError),
-        _ => Termination::unknown(),
-    };
-    let mut t = t.with_raw(mode, "results.json failure_mode");
-    match mode {
-        "unset" | "none" => {
-            t.detail = Some("the trial result names no failure; how the agent stopped is only in its terminal capture".into())
-        }
-        "unknown" => t.detail = Some("Terminal-Bench declares this mode but never assigns it".into()),
-        "agent_timeout"
-        | "context_length_exceeded"
-        | "output_length_exceeded"
-        | "fatal_llm_parse_error"
-        | "test_timeout"
-        | "agent_installation_failed"
-        | "parse_error"
-        | "unknown_agent_error" => {}
-        other => t.detail = Some(format!("failure mode `{other}` is not one Terminal-Bench 1 defines; kept as given")),
-    }
-    t
-}
-
-/// A failure mode that is not a failure.
+/// A trial result that names no failure: `FailureMode`'s default (`unset`) and its value for
+/// a clean run (`none`), as absent as a null. What each failure means is in
+/// rules/harnesses/terminal-bench.toml; here it only says whether a null `is_resolved` is a
+/// verdict the trial never reached.
 fn is_clean(mode: Option<&str>) -> bool {
     matches!(mode, None | Some("unset" | "none"))
 }
@@ -160,15 +124,10 @@ fn record(trial: &RawTrial, shown: &str, files: Vec<SourceFile>, meta: Option<&R
     }
 
     let mode = trial.failure_mode.as_deref();
-    let mut term = termination_for_failure_mode(mode.unwrap_or("unset"));
-    if trial.failure_mode.is_none() {
-        term.raw = None;
-        term.source = None;
+    if let Some(m) = mode {
+        t.signals.status("failure_mode", m);
     }
-    if term.budget == Some(Budget::WallTime) {
-        term.consumed = agent_secs;
-    }
-    t.termination = term;
+    t.signals.consumed.wall_seconds = agent_secs;
 
     let mut o = match trial.is_resolved {
         Some(true) => Outcome::from_reward(1.0, shown, "is_resolved"),

@@ -14,6 +14,11 @@
 //! (2.x), and `mini-swe-agent (step N, $C.CC):` before each reply, whose action is its one
 //! ```` ```bash ```` block; a rule line separates steps. For any other agent the cleaned text is
 //! kept whole as one environment step.
+//!
+//! How the run ended is left to interpretation, as signals: the exit status mini's protocol
+//! implies (`Submitted` when the submit marker's output was printed), the lines the CLI printed
+//! after the last step (`Limits exceeded. ...`, a traceback) or, when no step came, after the
+//! agent's command line (`bash: mini: command not found`), and the limits and spend it printed.
 
 use std::path::Path;
 
@@ -21,9 +26,17 @@ use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{Budget, CallRef, Enforcer, Role, Step, Termination, TerminationKind, ToolCall, ToolResult, Trajectory};
+use crate::model::{CallRef, Role, Signals, Step, ToolCall, ToolResult, Trajectory};
 
 const NAME: &str = "terminal-capture";
+
+/// Where the capture's signals were read (`field` of each signal).
+pub const EXIT_STATUS: &str = "terminal_capture.exit_status";
+pub const TAIL: &str = "terminal_capture.tail";
+pub const STARTUP: &str = "terminal_capture.startup";
+
+/// Most lines kept from a capture's tail or start-up output.
+const MAX_LOG_LINES: usize = 40;
 
 /// The first line of a command's output that submits (mini-swe-agent's `has_finished`).
 const SUBMIT_MARKERS: &[&str] = &["COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"];
@@ -154,8 +167,8 @@ fn put(line: &mut Vec<char>, col: usize, c: char) {
 pub struct Capture {
     pub steps: Vec<Step>,
     pub notes: Vec<String>,
-    /// How the run ended, when the capture says so.
-    pub termination: Option<Termination>,
+    /// What the capture says about how the run ended, uninterpreted.
+    pub signals: Signals,
     /// The `-m` of the agent's command line.
     pub model: Option<String>,
     /// The agent whose output was recognized (`mini-swe-agent`), if any.
@@ -178,21 +191,6 @@ pub fn parse(cleaned: &str) -> Capture {
     if let Some(i) = invocation {
         cap.agent = Some("mini-swe-agent");
         cap.model = mini_invocation(lines[i]).flatten();
-        let after = &lines[i + 1..];
-        // The task may span lines of the command; the shell answers right after it.
-        let not_found = after
-            .iter()
-            .take(200)
-            .take_while(|l| header(l).is_none())
-            .any(|l| l.contains("mini: command not found") || l.contains("mini: not found"));
-        if not_found {
-            cap.notes.push("the agent's command was not found: mini-swe-agent was never installed, so the agent never ran".into());
-            cap.termination = Some(Termination {
-                detail: Some("`mini` was not found: the agent's installation failed".into()),
-                ..Termination::of(TerminationKind::Infrastructure).with_raw("mini: command not found", "terminal capture")
-            });
-            return cap;
-        }
     }
     if lines.iter().any(|l| step_header(l).is_some()) {
         cap.agent = Some("mini-swe-agent");
@@ -205,8 +203,36 @@ pub fn parse(cleaned: &str) -> Capture {
         cap.notes.push("the trajectory is unstructured: the cleaned terminal capture is kept as one environment step".into());
     } else {
         cap.notes.push("mini-swe-agent was started but printed no step".into());
+        startup(&lines[invocation.map_or(0, |i| i + 1)..], &mut cap);
     }
     cap
+}
+
+/// What the shell and the CLI printed after the agent's command line when no step followed:
+/// why the agent never started, if anything says. The command's continuation lines (the
+/// shell's `> ` prompt, a task over several lines) are the command, not its answer.
+fn startup(after: &[&str], cap: &mut Capture) {
+    let answer = after.iter().skip_while(|l| *l == &">" || l.starts_with("> "));
+    log_lines(answer.copied(), STARTUP, cap);
+}
+
+/// The last [`MAX_LOG_LINES`] lines a person would read there (no blank line, spinner, rule or
+/// prompt), as log lines of `field`; returns them.
+fn log_lines<'a>(lines: impl Iterator<Item = &'a str>, field: &str, cap: &mut Capture) -> Vec<&'a str> {
+    let kept: Vec<&str> = lines.filter(|l| !l.trim().is_empty() && !is_chrome(l) && !looks_like_prompt(l)).map(shell_message).collect();
+    for l in &kept[kept.len().saturating_sub(MAX_LOG_LINES)..] {
+        cap.signals.log_line(field, *l);
+    }
+    kept
+}
+
+/// A line without the shell's name when the shell speaks: `bash: mini: command not found` and
+/// `/bin/sh: 1: mini: not found` are the shell's messages about `mini`.
+fn shell_message(line: &str) -> &str {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"^(?:\S*/)?(?:ba|da|z|k)?sh:(?: line \d+:| \d+:)? ").expect("static regex"));
+    let l = line.trim();
+    re.find(l).map_or(l, |m| &l[m.end()..])
 }
 
 /// `mini ... -m MODEL ...` on a shell prompt line → `Some(model)`.
@@ -276,19 +302,22 @@ fn read_mini(lines: &[&str], cap: &mut Capture) {
     }
     let mut pending: Option<(usize, String)> = None;
     let mut seen_assistant = false;
-    for (kind, _, body) in &mut blocks {
+    let last = blocks.len().saturating_sub(1);
+    for (b, (kind, _, body)) in blocks.iter_mut().enumerate() {
         // Trailing chrome (spinner, rules, the shell prompt after exit) is not the message.
         while body.last().is_some_and(|l| l.trim().is_empty() || is_chrome(l) || looks_like_prompt(l)) {
             body.pop();
         }
-        let limits = body.iter().position(|l| l.trim_start().starts_with("Limits exceeded. Limits:"));
-        if let Some(p) = limits {
-            let text: Vec<&str> = body[p..].iter().take(2).copied().collect();
-            let term = limits_exceeded(&text.join("\n"));
-            if term.budget == Some(Budget::Cost) {
-                cap.cost_usd = term.consumed;
+        let end = message_end(*kind, body);
+        let printed = body[end..].iter().position(|l| is_cli_print(l, b == last)).map(|p| p + end);
+        if b == last {
+            // An observation's template closes with `</output>`: what follows it is the CLI's.
+            let observation = matches!(kind, Block::User | Block::Tool | Block::Exit) && end > 0;
+            if let Some(from) = printed.or(observation.then_some(end)) {
+                tail(&body[from..], cap);
             }
-            cap.termination = Some(term);
+        }
+        if let Some(p) = printed {
             body.truncate(p);
         }
         let body_text = body.iter().filter(|l| !is_chrome(l)).copied().collect::<Vec<_>>().join("\n");
@@ -326,13 +355,17 @@ fn read_mini(lines: &[&str], cap: &mut Capture) {
                             r.is_error = true;
                             cap.notes.push(format!("command timed out: {}", command.lines().next().unwrap_or("")));
                         } else if SUBMIT_MARKERS.iter().any(|m| command.contains(m)) {
+                            // mini's protocol: the marker's output is the submission, and the
+                            // run's exit status is `Submitted`.
                             cap.submission = Some(text.clone());
+                            cap.signals.status(EXIT_STATUS, "Submitted").at_step(cap.steps.len());
                         }
                         let mut s = Step::new(Role::Tool, String::new());
                         s.tool_results.push(r);
                         cap.steps.push(s);
                     }
                     None => {
+                        // mini.yaml's `format_error_template`, the CLI's own complaint.
                         if let Some(p) = prev.filter(|p| cap.steps[*p].role == Role::Assistant && cap.steps[*p].tool_calls.is_empty())
                             && text.contains("EXACTLY ONE action")
                         {
@@ -344,13 +377,29 @@ fn read_mini(lines: &[&str], cap: &mut Capture) {
             }
         }
     }
-    if cap.termination.is_none() {
-        cap.termination = Some(if cap.submission.is_some() {
-            Termination::of(TerminationKind::AgentFinished).with_raw("Submitted", "terminal capture (submission output)")
-        } else {
-            Termination::unknown()
-        });
-    }
+}
+
+/// Where a block's message ends at the earliest: after the closing fence of a reply's action,
+/// after the `</output>` that closes an observation's template; 0 when the block has neither.
+fn message_end(kind: Block, body: &[&str]) -> usize {
+    let closes = |l: &str| match kind {
+        Block::Assistant => l.trim() == "```",
+        Block::User | Block::Tool | Block::Exit => l.trim() == "</output>",
+        Block::System => false,
+    };
+    body.iter().rposition(|l| closes(l)).map_or(0, |i| i + 1)
+}
+
+/// A line the CLI prints outside any message: `InteractiveAgent`'s limit prompt (then it waits
+/// on stdin for new limits) and, in the last block only, the traceback of a crash.
+fn is_cli_print(line: &str, last: bool) -> bool {
+    line.trim_start().starts_with("Limits exceeded.") || (last && line.contains("Traceback (most recent call last)"))
+}
+
+/// The lines after the last step, and the limits and spend among them.
+fn tail(lines: &[&str], cap: &mut Capture) {
+    let kept = log_lines(lines.iter().copied(), TAIL, cap);
+    limits_printed(&kept.join(" "), cap);
 }
 
 /// A shell prompt line (`root@host:/app# `), printed after the agent exits.
@@ -372,36 +421,22 @@ fn returncode(text: &str) -> Option<i64> {
     re.captures(text)?.get(1)?.as_str().parse().ok()
 }
 
-/// `Limits exceeded. Limits: N steps, $C.\nCurrent spend: n steps, $c.` — the interactive
-/// agent then waits for new limits on stdin, which in a benchmark never come.
-fn limits_exceeded(text: &str) -> Termination {
+/// `Limits exceeded. Limits: N steps, $C. Current spend: n steps, $c.` (a step limit of 0 is
+/// none): the limits the run had and what it had spent, as the CLI printed them.
+fn limits_printed(text: &str, cap: &mut Capture) {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(r"Limits: (\d+) steps, \$(\d+(?:\.\d+)?)\.?\s*Current spend: (\d+) steps, \$(\d+(?:\.\d+)?)")
             .expect("static regex")
     });
-    let flat = text.replace('\n', " ");
-    let Some(c) = re.captures(&flat) else {
-        return Termination::budget(Budget::Other, Enforcer::Harness).with_raw("LimitsExceeded", "terminal capture");
-    };
+    let Some(c) = re.captures(text) else { return };
     let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<f64>().ok());
-    let (step_limit, cost_limit, steps, cost) = (num(1), num(2), num(3), num(4));
-    let steps_hit = matches!((step_limit, steps), (Some(l), Some(s)) if l > 0.0 && s >= l);
-    let mut t = if steps_hit {
-        let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
-        t.limit = step_limit;
-        t.consumed = steps;
-        t
-    } else {
-        let mut t = Termination::budget(Budget::Cost, Enforcer::Harness);
-        t.limit = cost_limit;
-        t.consumed = cost;
-        t
-    };
-    t.raw = Some("LimitsExceeded".into());
-    t.source = Some("terminal capture".into());
-    t.detail = Some("mini-swe-agent's limit fired and its interactive CLI waited for new limits on stdin".into());
-    t
+    let s = &mut cap.signals;
+    (s.limits.steps, s.limits.cost_usd, s.consumed.steps, s.consumed.cost_usd) = (num(1), num(2), num(3), num(4));
+    // The spend is the last cost the CLI printed.
+    if s.consumed.cost_usd.is_some() {
+        cap.cost_usd = s.consumed.cost_usd;
+    }
 }
 
 /// Reads a capture file into [`Capture`], with the steps' spans on `file`.
@@ -418,11 +453,16 @@ pub fn read(path: &Path, display: &str, file: u32) -> Result<(Capture, crate::mo
     for s in &mut cap.steps {
         s.source_span = Some(whole);
     }
+    let sig = &mut cap.signals;
+    for s in sig.statuses.iter_mut().chain(sig.log_lines.iter_mut()) {
+        s.span = Some(whole);
+    }
     Ok((cap, src.provenance("terminal_capture")))
 }
 
-/// Applies a capture to a record: steps, usage, submission, notes; the termination only when
-/// the record has none better.
+/// Applies a capture to a record: steps, usage, submission, notes and signals. The agent's
+/// own exit status comes before a runner's failure mode: it says how the agent's run ended,
+/// where the runner's says how the trial did (a verifier that timed out after a submission).
 pub fn apply(t: &mut Trajectory, cap: Capture) {
     t.steps = cap.steps;
     t.notes.extend(cap.notes);
@@ -438,26 +478,12 @@ pub fn apply(t: &mut Trajectory, cap: Capture) {
     if t.submission.is_none() {
         t.submission = cap.submission;
     }
-    if let Some(mut term) = cap.termination.filter(|k| k.kind != TerminationKind::Unknown) {
-        let timed_out = t.termination.budget == Some(Budget::WallTime) && t.termination.enforced_by == Some(Enforcer::Benchmark);
-        if matches!(t.termination.kind, TerminationKind::Unknown) {
-            t.termination = term;
-        } else if timed_out && term.kind == TerminationKind::Budget {
-            // The agent's own limit fired first; the benchmark's timeout only ended the wait.
-            term.detail = Some(format!(
-                "{}; the benchmark's timeout ({}) then ended the run",
-                term.detail.as_deref().unwrap_or("the agent's limit fired first"),
-                t.termination.raw.as_deref().unwrap_or("wall time")
-            ));
-            t.termination = term;
-        } else {
-            t.notes.push(format!(
-                "the terminal capture says the run ended with {} ({}); the trial result's status is kept",
-                term.raw.as_deref().unwrap_or("?"),
-                term.detail.as_deref().unwrap_or("no detail")
-            ));
-        }
-    }
+    let mut sig = cap.signals;
+    t.signals.statuses.splice(0..0, sig.statuses);
+    t.signals.errors.append(&mut sig.errors);
+    t.signals.log_lines.append(&mut sig.log_lines);
+    super::harbor::fill_amounts(&mut t.signals.limits, &sig.limits);
+    super::harbor::fill_amounts(&mut t.signals.consumed, &sig.consumed);
 }
 
 /// A capture on its own (a `mini ... | tee run.log`, or an `agent.log` copied out of its
@@ -549,10 +575,35 @@ mod tests {
     }
 
     #[test]
-    fn limits_name_the_budget_that_fired() {
-        let t = limits_exceeded("Limits exceeded. Limits: 0 steps, $3.0.\nCurrent spend: 41 steps, $3.02.");
-        assert_eq!((t.budget, t.limit, t.consumed), (Some(Budget::Cost), Some(3.0), Some(3.02)));
-        let t = limits_exceeded("Limits exceeded. Limits: 20 steps, $3.0.\nCurrent spend: 20 steps, $0.50.");
-        assert_eq!((t.budget, t.limit), (Some(Budget::Steps), Some(20.0)));
+    fn the_limit_prompt_is_the_tail_with_its_amounts() {
+        let cap = parse(
+            "root@h:/app# mini -m m -t 'x' -y\nmini-swe-agent (step 1, $1.20):\nTHOUGHT: t\n```bash\nls\n```\nUser:\n<returncode>0</returncode>\n<output>\na\n</output>\nLimits exceeded. Limits: 0 steps, $3.0.\nCurrent spend: 41 steps, $3.02.\nNew step limit:\n",
+        );
+        let lines: Vec<&str> = cap.signals.log_lines.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(lines, ["Limits exceeded. Limits: 0 steps, $3.0.", "Current spend: 41 steps, $3.02.", "New step limit:"]);
+        assert!(cap.signals.log_lines.iter().all(|s| s.field == TAIL));
+        assert_eq!((cap.signals.limits.steps, cap.signals.limits.cost_usd), (Some(0.0), Some(3.0)));
+        assert_eq!((cap.signals.consumed.steps, cap.signals.consumed.cost_usd), (Some(41.0), Some(3.02)));
+        assert_eq!(cap.cost_usd, Some(3.02));
+        // The prompt is not part of the observation.
+        assert!(!cap.steps[1].tool_results[0].output.contains("Limits"));
+    }
+
+    #[test]
+    fn a_crash_after_the_last_step_is_the_tail() {
+        let cap = parse(
+            "mini-swe-agent (step 1, $0.01):\nTHOUGHT: t\n```bash\nls\n```\nUser:\n<returncode>0</returncode>\n<output>\nTraceback (most recent call last): in the output\n</output>\nTraceback (most recent call last):\nlitellm.ContextWindowExceededError: too long\n",
+        );
+        let lines: Vec<&str> = cap.signals.log_lines.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(lines, ["Traceback (most recent call last):", "litellm.ContextWindowExceededError: too long"]);
+        assert!(cap.steps[1].tool_results[0].output.ends_with("</output>"));
+    }
+
+    #[test]
+    fn a_shell_message_loses_the_shells_name() {
+        assert_eq!(shell_message("bash: mini: command not found"), "mini: command not found");
+        assert_eq!(shell_message("/bin/sh: 1: mini: not found"), "mini: not found");
+        assert_eq!(shell_message("mini: command not found"), "mini: command not found");
+        assert_eq!(shell_message("bashful: x"), "bashful: x");
     }
 }
