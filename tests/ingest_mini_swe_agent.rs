@@ -1,10 +1,11 @@
 //! mini-swe-agent trajectories: the real v1 run with its SWE-bench report, v2 samples, exit statuses, a batch run layout.
 
 use coroner::ingest::FileStatus;
-use coroner::ingest::adapters::swe::mini_swe_agent::{MiniSweAgent, RunLimits, termination_for_status};
+use coroner::ingest::adapters::swe::mini_swe_agent::MiniSweAgent;
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
-use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
+use coroner::model::{Amounts, Budget, CallRef, Enforcer, OutcomeStatus, Role, Signal, Termination, TerminationKind, Trajectory};
+use coroner::rules::Rules;
 
 use crate::common::{by_task, corpus, ingest, samples};
 
@@ -139,7 +140,8 @@ fn v2_tool_calls_pair_by_id_and_keep_unknown_tools_timeouts_and_the_submission()
     assert_eq!(exit_codes(t), [Some(0), None, Some(0), Some(0), Some(-1), Some(0), Some(1), Some(0), None]);
     let timeout = &t.steps[10].tool_results[0];
     assert!(timeout.is_error && timeout.output.contains("timed out after 60 seconds"));
-    assert!(t.notes.iter().any(|n| n.starts_with("command timed out at step 10: cd /testbed && python -m pytest")));
+    assert_eq!(timeout.error_type.as_deref(), Some("TimeoutExpired"));
+    assert!(t.notes.iter().any(|n| n.starts_with("command raised TimeoutExpired at step 10: cd /testbed && python -m pytest")));
     assert!(t.steps[14].tool_results[0].is_error);
     // The exit message answers the submitting command.
     let (last_ref, last_call) = t.calls().last().unwrap();
@@ -202,9 +204,13 @@ fn limits_exceeded_is_decided_as_steps_or_cost_from_model_stats_and_config() {
 fn environment_failures_are_infrastructure_and_the_interrupted_call_stays_unanswered() {
     let (ts, _) = ingest(&[&samples("mini-swe-agent/v2/env-error/env-error.traj.json")]);
     let t = &ts[0];
+    // The exception class is the status; its message says the environment failed, and decides.
+    assert_eq!(t.signals.statuses[0].text, "RuntimeError");
     assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
-    assert_eq!(t.termination.raw.as_deref(), Some("RuntimeError"));
-    assert!(t.termination.detail.as_deref().unwrap().starts_with("Docker container 3f2a9c1b7e44 is not running"));
+    assert_eq!(t.termination.rule.as_deref(), Some("mini-environment-error"));
+    assert_eq!(t.termination.source.as_deref(), Some("info.exception_str"));
+    assert!(t.termination.raw.as_deref().unwrap().starts_with("Docker container 3f2a9c1b7e44 is not running"));
+    assert_eq!(t.submission.as_deref(), Some(""));
     let (r, c) = t.calls().last().unwrap();
     assert_eq!(c.arguments["command"], "sed -n '1,40p' app/pages.py");
     assert!(t.result_of(r).is_none());
@@ -233,7 +239,10 @@ fn v1_format_errors_timeouts_and_retry_errors() {
     // RetryError: the API gave out. v1 keeps the exception text in `submission`; it is no patch.
     assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
     assert_eq!(t.termination.raw.as_deref(), Some("RetryError"));
-    assert!(t.termination.detail.as_deref().unwrap().contains("raised RateLimitError"));
+    assert_eq!(t.termination.rule.as_deref(), Some("provider-exception"));
+    // The exception's message is the last line of info.traceback.
+    assert_eq!(t.signals.errors[0].field, "info.traceback");
+    assert!(t.signals.errors[0].text.contains("raised RateLimitError"));
     assert_eq!(t.submission.as_deref(), Some(""));
     assert!(t.notes.iter().any(|n| n.contains("exception message, not a patch")));
 }
@@ -274,37 +283,45 @@ fn a_swebench_run_directory_joins_reports_predictions_and_exit_statuses() {
     assert!(killed.provenance.files.iter().any(|f| f.path.ends_with("swebench-run/preds.json")));
 }
 
+/// How the mini-swe-agent profile reads an exit status, with the limits and consumption the
+/// file recorded (and an exception message, when there is one).
+fn ended(status: &str, limits: Amounts, consumed: Amounts, error: Option<&str>) -> Termination {
+    let mut t = Trajectory::new("t", "mini-swe-agent", "test", 1, Vec::new());
+    t.signals.statuses.push(Signal::new("info.exit_status", status));
+    t.signals.errors.extend(error.map(|e| Signal::new("info.exception_str", e)));
+    (t.signals.limits, t.signals.consumed) = (limits, consumed);
+    coroner::interpret::apply(&mut t, Rules::builtin().unwrap().profile_for("mini-swe-agent"));
+    t.termination
+}
+
 #[test]
 fn every_exit_status_maps_to_who_ended_the_run() {
-    let lim = RunLimits { step_limit: Some(250.0), cost_limit: Some(3.0), api_calls: Some(250), cost: Some(1.2), ..RunLimits::default() };
-    assert_eq!(termination_for_status("Submitted", &lim).kind, TerminationKind::AgentFinished);
-    let s = termination_for_status("LimitsExceeded", &lim);
-    assert_eq!((s.budget, s.limit, s.consumed), (Some(Budget::Steps), Some(250.0), Some(250.0)));
-    let under = RunLimits { api_calls: Some(40), cost: Some(3.02), ..lim.clone() };
-    let c = termination_for_status("LimitsExceeded", &under);
+    let lim = Amounts { steps: Some(250.0), cost_usd: Some(3.0), ..Amounts::default() };
+    let used = |steps: f64, cost: f64| Amounts { steps: Some(steps), cost_usd: Some(cost), ..Amounts::default() };
+    assert_eq!(ended("Submitted", lim.clone(), used(250.0, 1.2), None).kind, TerminationKind::AgentFinished);
+    let s = ended("LimitsExceeded", lim.clone(), used(250.0, 1.2), None);
+    assert_eq!((s.budget, s.limit, s.consumed, s.enforced_by), (Some(Budget::Steps), Some(250.0), Some(250.0), Some(Enforcer::Harness)));
+    let c = ended("LimitsExceeded", lim.clone(), used(40.0, 3.02), None);
     assert_eq!((c.budget, c.limit, c.consumed), (Some(Budget::Cost), Some(3.0), Some(3.02)));
-    let both = RunLimits { api_calls: Some(250), cost: Some(3.5), ..lim.clone() };
-    assert_eq!(termination_for_status("LimitsExceeded", &both).budget, Some(Budget::Steps));
-    let neither = RunLimits { api_calls: Some(10), cost: Some(0.1), ..lim.clone() };
-    assert_eq!(termination_for_status("LimitsExceeded", &neither).budget, Some(Budget::Other));
-    let t = termination_for_status("TimeExceeded", &RunLimits { wall_time_limit: Some(3600.0), ..RunLimits::default() });
+    assert_eq!(ended("LimitsExceeded", lim.clone(), used(250.0, 3.5), None).budget, Some(Budget::Steps));
+    assert_eq!(ended("LimitsExceeded", lim.clone(), used(10.0, 0.1), None).budget, Some(Budget::Other));
+    let wall = Amounts { wall_seconds: Some(3600.0), ..Amounts::default() };
+    let t = ended("TimeExceeded", wall, Amounts::default(), None);
     assert_eq!((t.budget, t.limit), (Some(Budget::WallTime), Some(3600.0)));
-    let f = termination_for_status(
-        "RepeatedFormatError",
-        &RunLimits { max_format_errors: Some(3.0), trailing_format_errors: 3, ..RunLimits::default() },
-    );
+    let fmt = Amounts { format_errors: Some(3.0), ..Amounts::default() };
+    let f = ended("RepeatedFormatError", fmt, Amounts { format_errors: Some(3.0), ..Amounts::default() }, None);
     assert_eq!((f.budget, f.enforced_by, f.limit, f.consumed), (Some(Budget::FormatErrors), Some(Enforcer::Harness), Some(3.0), Some(3.0)));
-    let ctx = termination_for_status("ContextWindowExceededError", &RunLimits::default());
+    let ctx = ended("ContextWindowExceededError", Amounts::default(), Amounts::default(), None);
     assert_eq!((ctx.budget, ctx.enforced_by), (Some(Budget::Context), Some(Enforcer::Provider)));
     for infra in ["RetryError", "APIError", "RateLimitError", "Timeout", "APIConnectionError", "DockerError", "CalledProcessError"] {
-        let t = termination_for_status(infra, &RunLimits::default());
+        let t = ended(infra, Amounts::default(), Amounts::default(), None);
         assert_eq!(t.kind, TerminationKind::Infrastructure, "{infra}");
         assert_eq!(t.raw.as_deref(), Some(infra));
     }
-    let env = RunLimits { detail: Some("Container 1a2b is not running".into()), ..RunLimits::default() };
-    assert_eq!(termination_for_status("RuntimeError", &env).kind, TerminationKind::Infrastructure);
-    let own = RunLimits { detail: Some("Error calculating cost for model x: not registered".into()), ..RunLimits::default() };
-    assert_eq!(termination_for_status("RuntimeError", &own).kind, TerminationKind::HarnessError);
-    let other = termination_for_status("ValueError", &RunLimits::default());
+    let env = ended("RuntimeError", Amounts::default(), Amounts::default(), Some("Container 1a2b is not running"));
+    assert_eq!(env.kind, TerminationKind::Infrastructure);
+    let own = ended("RuntimeError", Amounts::default(), Amounts::default(), Some("Error calculating cost for model x: not registered"));
+    assert_eq!((own.kind, own.raw.as_deref()), (TerminationKind::HarnessError, Some("RuntimeError")));
+    let other = ended("ValueError", Amounts::default(), Amounts::default(), None);
     assert_eq!((other.kind, other.raw.as_deref()), (TerminationKind::HarnessError, Some("ValueError")));
 }

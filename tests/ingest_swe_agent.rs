@@ -1,10 +1,11 @@
 //! SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.
 
 use coroner::ingest::InputErrorKind;
-use coroner::ingest::adapters::swe::swe_agent::{RunLimits, SweAgent, termination_for_status};
+use coroner::ingest::adapters::swe::swe_agent::SweAgent;
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
-use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind};
+use coroner::model::{Amounts, Budget, CallRef, Enforcer, OutcomeStatus, Role, Signal, Termination, TerminationKind, Trajectory};
+use coroner::rules::Rules;
 
 use crate::common::{by_task, corpus, ingest, samples, tempdir};
 
@@ -112,7 +113,12 @@ fn requeried_replies_are_format_errors_and_unknown_commands_are_named() {
     assert!(bad.format_error.as_deref().unwrap().contains("Command 'find_file' not found in list of available commands"));
     assert_eq!(bad.tool_calls[0].name, "find_file");
     let r = &t.steps[5].tool_results[0];
-    assert_eq!(r.unknown_tool.as_deref(), Some("Command 'find_file' not found in list of available commands."));
+    // The call survives only in the parser's complaint, which the profile reads as the rejection.
+    assert_eq!(
+        r.unknown_tool.as_deref(),
+        Some("Your action could not be parsed properly: Command 'find_file' not found in list of available commands..")
+    );
+    assert!(r.is_error);
     assert_eq!(r.call, Some(CallRef { step: 4, call: 0 }));
     // Later replies still line up with the history (ids from it).
     assert_eq!(t.steps[6].tool_calls[0].id.as_deref(), Some("call_03"));
@@ -127,6 +133,7 @@ fn requeried_replies_are_format_errors_and_unknown_commands_are_named() {
     assert_eq!((term.kind, term.budget, term.enforced_by), (TerminationKind::Budget, Some(Budget::Cost), Some(Enforcer::Harness)));
     assert_eq!((term.limit, term.consumed), (Some(0.05), Some(0.0537)));
     assert_eq!(term.raw.as_deref(), Some("submitted (exit_cost)"));
+    assert!(t.notes.iter().any(|n| n == "the run was stopped (submitted (exit_cost)) and its workspace diff auto-submitted"));
     assert!(t.submission.as_deref().unwrap().starts_with("diff --git a/tablib/formats/_csv.py"));
     let declared: Vec<&str> = t.declared_tools.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(declared, ["bash", "str_replace_editor", "submit"]);
@@ -146,34 +153,43 @@ fn old_harness_exits_are_environment_steps() {
     assert_eq!(t.submission.as_deref(), Some(""));
 }
 
+/// How the SWE-agent profile reads an exit status, with the limits and consumption recorded.
+fn ended(status: &str, limits: &Amounts, consumed: &Amounts) -> Termination {
+    let mut t = Trajectory::new("t", "swe-agent", "test", 1, Vec::new());
+    t.signals.statuses.push(Signal::new("info.exit_status", status));
+    (t.signals.limits, t.signals.consumed) = (limits.clone(), consumed.clone());
+    coroner::interpret::apply(&mut t, Rules::builtin().unwrap().profile_for("swe-agent"));
+    t.termination
+}
+
 #[test]
 fn every_exit_status_maps_to_who_ended_the_run() {
-    let lim = RunLimits {
-        cost_limit: Some(3.0),
-        call_limit: Some(0.0),
-        api_calls: Some(61),
-        cost: Some(3.04),
-        max_requeries: Some(3.0),
-        trailing_requeries: 3,
-        max_consecutive_timeouts: Some(3.0),
-        trailing_timeouts: 3,
-        total_execution_timeout: Some(1800.0),
-        execution_seconds: Some(1812.5),
+    let lim = Amounts {
+        cost_usd: Some(3.0),
+        steps: Some(0.0),
+        format_errors: Some(3.0),
+        command_timeouts: Some(3.0),
+        wall_seconds: Some(1800.0),
+        ..Amounts::default()
     };
-    let k = |s: &str| termination_for_status(s, &lim);
+    let used =
+        Amounts { cost_usd: Some(3.04), steps: Some(61.0), command_timeouts: Some(3.0), wall_seconds: Some(1812.5), ..Amounts::default() };
+    let k = |s: &str| ended(s, &lim, &used);
     assert_eq!(k("submitted").kind, TerminationKind::AgentFinished);
     let cost = k("exit_cost");
     assert_eq!((cost.budget, cost.limit, cost.consumed), (Some(Budget::Cost), Some(3.0), Some(3.04)));
     let auto = k("submitted (exit_cost)");
     assert_eq!((auto.kind, auto.budget, auto.raw.as_deref()), (TerminationKind::Budget, Some(Budget::Cost), Some("submitted (exit_cost)")));
-    assert!(auto.detail.as_deref().unwrap().contains("auto-submitted"));
     // The per-instance call limit raises the cost error too.
-    let calls =
-        termination_for_status("exit_cost", &RunLimits { call_limit: Some(60.0), cost: Some(1.0), api_calls: Some(60), ..lim.clone() });
+    let calls = ended(
+        "exit_cost",
+        &Amounts { steps: Some(60.0), ..lim.clone() },
+        &Amounts { cost_usd: Some(1.0), steps: Some(60.0), ..Amounts::default() },
+    );
     assert_eq!((calls.budget, calls.limit, calls.consumed), (Some(Budget::Steps), Some(60.0), Some(60.0)));
     assert_eq!(k("exit_context").budget, Some(Budget::Context));
     assert_eq!(k("submitted (exit_context)").budget, Some(Budget::Context));
-    let fmt = k("exit_format");
+    let fmt = ended("exit_format", &lim, &Amounts { format_errors: Some(3.0), ..Amounts::default() });
     assert_eq!(
         (fmt.budget, fmt.enforced_by, fmt.limit, fmt.consumed),
         (Some(Budget::FormatErrors), Some(Enforcer::Harness), Some(3.0), Some(3.0))
@@ -189,7 +205,7 @@ fn every_exit_status_maps_to_who_ended_the_run() {
     }
     assert_eq!(k("exit_error").kind, TerminationKind::HarnessError);
     assert_eq!(k("exit_error").raw.as_deref(), Some("exit_error"));
-    assert_eq!(k("something_new").kind, TerminationKind::HarnessError);
+    assert_eq!(k("exit_something_new").kind, TerminationKind::HarnessError);
 }
 
 #[test]
@@ -205,7 +221,8 @@ fn a_forfeit_is_noted() {
     let (ts, _) = ingest(&[&path]);
     let t = &ts[0];
     assert_eq!(t.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
-    assert!(t.notes.iter().any(|n| n == "the agent forfeited (exit_forfeit)"));
+    assert_eq!(t.termination.detail.as_deref(), Some("the agent forfeited (exit_forfeit)"));
+    assert!(t.termination.gave_up);
     // The model issued the forfeit itself.
     assert_eq!(t.calls().map(|(_, c)| c.arguments["command"].as_str().unwrap()).collect::<Vec<_>>(), ["exit_forfeit"]);
 }

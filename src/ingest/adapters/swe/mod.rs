@@ -1,5 +1,6 @@
 //! SWE-bench harnesses: mini-swe-agent, SWE-agent, OpenHands, and the side files of their runs.
 
+pub mod common;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod sidecar;

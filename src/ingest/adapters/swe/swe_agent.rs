@@ -9,7 +9,9 @@
 //! function calling, the tool calls with their ids. Text actions are shell input (SWE-agent runs
 //! them in its bash session, where its tools are installed as commands), so they become `bash`
 //! calls with `{"command": action}`. The complaint that follows a rejected reply is the last
-//! message of the next entry's `query`, when the file keeps queries.
+//! message of the next entry's `query`, when the file keeps queries. `info.exit_status` (or the
+//! batch's `run_batch_exit_statuses.yaml`) and the limits of the replay config are recorded as
+//! signals, for the profile (`rules/harnesses/swe-agent.toml`) to interpret.
 
 use std::path::Path;
 
@@ -17,19 +19,19 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::common::{batch_status, complaint_summary, document, each};
+use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{
-    Budget, CallRef, DeclaredTool, Enforcer, Reasoning, Role, Step, Termination, TerminationKind, ToolCall, ToolResult, Trajectory,
-};
+use crate::model::{CallRef, DeclaredTool, Reasoning, Role, Step, ToolCall, ToolResult, Trajectory};
 
-/// Actions SWE-agent 0.x records for steps the harness itself ended (no model action).
-/// (`exit_forfeit` is not among them: the model issues it.)
-const EXIT_ACTIONS: &[&str] =
-    &["exit_cost", "exit_context", "exit_format", "exit_api", "exit_error", "exit_command_timeout", "skip", "early_exit"];
+/// How SWE-agent's thought (or response) for a step it wrote itself to end the run begins
+/// (`Exit due to cost limit`, `Exit due to context window`, ...): such an entry is the harness
+/// speaking, not a model reply.
+const HARNESS_EXIT: &str = "Exit due to";
 
 #[derive(Deserialize)]
 struct RawDoc<'a> {
@@ -116,92 +118,6 @@ struct RawQueryMsg {
     message_type: Option<String>,
 }
 
-/// Limits from the run's configuration and what the run consumed.
-#[derive(Debug, Clone, Default)]
-pub struct RunLimits {
-    pub cost_limit: Option<f64>,
-    pub call_limit: Option<f64>,
-    pub api_calls: Option<u64>,
-    pub cost: Option<f64>,
-    pub max_requeries: Option<f64>,
-    /// Rejected replies in a row at the end of the run.
-    pub trailing_requeries: u64,
-    pub max_consecutive_timeouts: Option<f64>,
-    pub trailing_timeouts: u64,
-    pub total_execution_timeout: Option<f64>,
-    /// Sum of the steps' `execution_time`.
-    pub execution_seconds: Option<f64>,
-}
-
-/// Maps a SWE-agent `info.exit_status` to how the run ended. `submitted (X)` is a run that X
-/// stopped and whose workspace diff the harness then submitted: it ended as X did.
-#[must_use]
-pub fn termination_for_status(status: &str, lim: &RunLimits) -> Termination {
-    let s = status.trim();
-    let (inner, autosubmitted) = match s.strip_prefix("submitted (").and_then(|r| r.strip_suffix(')')) {
-        Some(inner) => (inner.trim(), true),
-        None => (s, false),
-    };
-    #[expect(clippy::cast_precision_loss, reason = "counts of calls and replies")]
-    let count = |n: u64| n as f64;
-    let mut t = match inner {
-        "submitted" => Termination::of(TerminationKind::AgentFinished),
-        "exit_cost" => {
-            // The per-instance call limit raises the same error as the cost limit.
-            let cost_hit = matches!((lim.cost_limit, lim.cost), (Some(l), Some(c)) if l > 0.0 && c >= l);
-            let calls_hit = matches!((lim.call_limit, lim.api_calls), (Some(l), Some(c)) if l > 0.0 && count(c) >= l);
-            if calls_hit && !cost_hit {
-                let mut t = Termination::budget(Budget::Steps, Enforcer::Harness);
-                t.limit = lim.call_limit;
-                t.consumed = lim.api_calls.map(count);
-                t
-            } else {
-                let mut t = Termination::budget(Budget::Cost, Enforcer::Harness);
-                t.limit = lim.cost_limit.filter(|l| *l > 0.0);
-                t.consumed = lim.cost;
-                t
-            }
-        }
-        "exit_context" => Termination::budget(Budget::Context, Enforcer::Provider),
-        "exit_format" => {
-            let mut t = Termination::budget(Budget::FormatErrors, Enforcer::Harness);
-            t.limit = lim.max_requeries;
-            t.consumed = (lim.trailing_requeries > 0).then(|| count(lim.trailing_requeries));
-            t
-        }
-        "exit_command_timeout" => {
-            let mut t = Termination::budget(Budget::CommandTimeout, Enforcer::Harness);
-            t.limit = lim.max_consecutive_timeouts;
-            t.consumed = (lim.trailing_timeouts > 0).then(|| count(lim.trailing_timeouts));
-            t
-        }
-        "exit_total_execution_time" => {
-            let mut t = Termination::budget(Budget::WallTime, Enforcer::Harness);
-            t.limit = lim.total_execution_timeout;
-            t.consumed = lim.execution_seconds;
-            t
-        }
-        "exit_forfeit" => {
-            let mut t = Termination::of(TerminationKind::AgentStoppedWithoutFinish);
-            t.detail = Some("the agent forfeited (exit_forfeit)".into());
-            t
-        }
-        "exit_command" => {
-            let mut t = Termination::of(TerminationKind::AgentStoppedWithoutFinish);
-            t.detail = Some("the agent ran `exit` without submitting".into());
-            t
-        }
-        "exit_api" | "exit_environment_error" | "early_exit" => Termination::of(TerminationKind::Infrastructure),
-        _ => Termination::of(TerminationKind::HarnessError),
-    };
-    if autosubmitted {
-        let why = t.detail.take().map(|d| format!("{d}; ")).unwrap_or_default();
-        t.detail = Some(format!("{why}stopped by {inner}, then the workspace diff was auto-submitted"));
-    }
-    t.raw = Some(s.to_string());
-    t
-}
-
 /// SWE-agent `.traj` files.
 pub struct SweAgent;
 
@@ -235,23 +151,9 @@ impl Adapter for SweAgent {
 
     fn parse(&self, unit: &Unit, ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let text = src.text()?;
-        let doc: RawDoc<'_> =
-            serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "SWE-agent trajectory", &e))?;
-        let at = |raw: &RawValue, what: &str, e: &serde_json::Error| {
-            let base = src.offset_of(raw.get()).unwrap_or(0);
-            InputError::from_json_at(&src.display, &src.bytes, base, what, e)
-        };
-        let mut history = Vec::with_capacity(doc.history.len());
-        for raw in &doc.history {
-            let h: RawHistory = serde_json::from_str(raw.get()).map_err(|e| at(raw, "SWE-agent history message", &e))?;
-            history.push((*raw, h));
-        }
-        let mut entries = Vec::with_capacity(doc.trajectory.len());
-        for raw in &doc.trajectory {
-            let s: RawStep<'_> = serde_json::from_str(raw.get()).map_err(|e| at(raw, "SWE-agent trajectory step", &e))?;
-            entries.push((*raw, s));
-        }
+        let doc: RawDoc<'_> = document(&src, "SWE-agent trajectory")?;
+        let history: Vec<(&RawValue, RawHistory)> = each(&src, &doc.history, "SWE-agent history message")?;
+        let entries: Vec<(&RawValue, RawStep<'_>)> = each(&src, &doc.trajectory, "SWE-agent trajectory step")?;
 
         let task = task_id(&unit.primary.path);
         let mut t =
@@ -272,10 +174,15 @@ impl Adapter for SweAgent {
             t.notes.push(format!("the file holds {n} attempts of a retry agent; the chosen one (top level) is read"));
         }
 
-        let mut b = Builder { src: &src, t: &mut t, declared: Vec::new(), timeouts_in_a_row: 0 };
-        b.declared = b.t.declared_tools.iter().flatten().map(|d| d.name.clone()).collect();
-        b.build(&history, &entries);
+        let declared = t.declared_tools.iter().flatten().map(|d| d.name.clone()).collect();
+        let mut b = Builder { src: &src, steps: StepBuilder::new(), declared, timeouts_in_a_row: 0 };
+        let function_calling = b.build(&history, &entries);
         let trailing_timeouts = b.timeouts_in_a_row;
+        b.steps.finish(&mut t);
+        // The two generations of `.traj` differ in how actions are written, which decides how
+        // calls are read back; the record says which one it was.
+        t.provenance.format_version =
+            Some(if function_calling { "swe-agent traj (function calling)" } else { "swe-agent traj (text actions)" }.into());
 
         let stats = doc.info.model_stats.as_ref();
         t.usage.api_calls = stats.and_then(|s| s.api_calls);
@@ -283,55 +190,57 @@ impl Adapter for SweAgent {
         t.usage.prompt_tokens = stats.and_then(|s| s.tokens_sent);
         t.usage.completion_tokens = stats.and_then(|s| s.tokens_received);
         let exec: Vec<f64> = entries.iter().filter_map(|(_, e)| e.execution_time).collect();
-        let num = |p: &str| agent.pointer(p).and_then(Value::as_f64);
-        let lim = RunLimits {
-            cost_limit: num("/model/per_instance_cost_limit"),
-            call_limit: num("/model/per_instance_call_limit"),
-            api_calls: t.usage.api_calls,
-            cost: t.usage.cost_usd,
-            max_requeries: num("/max_requeries"),
-            trailing_requeries: trailing_format_errors(&t),
-            max_consecutive_timeouts: num("/tools/max_consecutive_execution_timeouts"),
-            trailing_timeouts,
-            total_execution_timeout: num("/tools/total_execution_timeout"),
-            execution_seconds: (!exec.is_empty()).then(|| exec.iter().sum()),
-        };
+        limits(&mut t, agent, trailing_timeouts, (!exec.is_empty()).then(|| exec.iter().sum()));
+
         let own = match &doc.info.exit_status {
-            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         };
-        let from_file = own.is_some();
-        let mut status = own.map(|s| (s, format!("{} info.exit_status", src.display)));
-        // A file saved before the run ended: the batch's run_batch_exit_statuses.yaml may know.
-        if status.is_none()
-            && let Some(j) = ctx.join.exit_status(&[task.as_str()], &unit.primary.path)
-        {
-            crate::ingest::pipeline::push_file(&mut t, j.file);
-            status = Some((j.value.clone(), format!("{} instances_by_exit_status", j.file.path)));
-        }
-        match status {
-            Some((s, source)) => {
-                let mut term = termination_for_status(&s, &lim);
-                term.source = Some(source);
-                if term.raw.as_deref().is_some_and(|r| r.contains("exit_forfeit")) {
-                    t.notes.push("the agent forfeited (exit_forfeit)".into());
-                }
-                if s.starts_with("submitted (") {
-                    t.notes.push(format!("the run was stopped ({s}) and its workspace diff auto-submitted"));
-                }
+        let status = match &own {
+            Some(s) => {
+                t.signals.status("info.exit_status", s.clone());
                 // A file with an exit status submitted what `info.submission` says (`None` there
                 // is an empty patch); otherwise predictions may say.
-                if from_file {
-                    t.submission = Some(doc.info.submission.clone().unwrap_or_default());
-                }
-                t.termination = term;
+                t.submission = Some(doc.info.submission.clone().unwrap_or_default());
+                Some(s.clone())
             }
+            // A file saved before the run ended: the batch's run_batch_exit_statuses.yaml may know.
+            None => batch_status(&mut t, ctx, &task, &unit.primary.path).then(|| t.signals.statuses[0].text.clone()),
+        };
+        match status {
+            // `submitted (X)`: X stopped the run, then the harness submitted the workspace diff.
+            Some(s) if s.starts_with("submitted (") => {
+                t.notes.push(format!("the run was stopped ({s}) and its workspace diff auto-submitted"));
+            }
+            Some(_) => {}
             None => t.notes.push("the trajectory has no exit status (the run was probably killed while running)".into()),
         }
         out.emit(t);
         Ok(())
     }
+}
+
+/// The limits of the run's config and what it used of them: the model's per-instance cost and
+/// call limits, the requery limit (format errors), the limit on command timeouts in a row, and
+/// the total execution time.
+fn limits(t: &mut Trajectory, agent: &Value, trailing_timeouts: u64, execution_seconds: Option<f64>) {
+    let num = |p: &str| agent.pointer(p).and_then(Value::as_f64);
+    #[expect(clippy::cast_precision_loss, reason = "counts of calls and timeouts")]
+    let count = |n: u64| n as f64;
+    let lim = &mut t.signals.limits;
+    lim.cost_usd = num("/model/per_instance_cost_limit");
+    lim.steps = num("/model/per_instance_call_limit");
+    lim.format_errors = num("/max_requeries");
+    lim.command_timeouts = num("/tools/max_consecutive_execution_timeouts");
+    lim.wall_seconds = num("/tools/total_execution_timeout");
+    let used = &mut t.signals.consumed;
+    used.cost_usd = t.usage.cost_usd;
+    used.steps = t.usage.api_calls.map(count);
+    used.command_timeouts = (trailing_timeouts > 0).then(|| count(trailing_timeouts));
+    // A sum of many step times carries float noise that would not survive a JSON round trip
+    // exactly; milliseconds are what the steps were timed to.
+    used.wall_seconds = execution_seconds.map(|s| (s * 1000.0).round() / 1000.0);
 }
 
 /// `<instance>.traj` → `<instance>`; the batch runner writes `<instance>/<instance>.traj`.
@@ -360,17 +269,6 @@ fn declared_tools(docs: &str) -> Vec<DeclaredTool> {
     out
 }
 
-fn trailing_format_errors(t: &Trajectory) -> u64 {
-    let mut n = 0;
-    for s in t.steps.iter().rev().filter(|s| s.role == Role::Assistant) {
-        if s.format_error.is_none() {
-            break;
-        }
-        n += 1;
-    }
-    n
-}
-
 /// The complaint SWE-agent sent with a requery: the next entry's query ends with the rejected
 /// reply (`message_type: assistant`) and the complaint (`message_type: user`).
 fn requery_complaint(next: Option<&RawStep<'_>>) -> Option<String> {
@@ -384,52 +282,53 @@ fn requery_complaint(next: Option<&RawStep<'_>>) -> Option<String> {
     is_requery.then(|| content_text(&complaint.content))
 }
 
-/// The command the function-calling parser did not know ("Command 'X' not found in list of
-/// available commands.").
-fn unknown_command(text: &str) -> Option<(String, String)> {
+/// The name of the call a function-calling reply made, when the file lost the reply and only
+/// the parser's complaint keeps it: SWE-agent's `FunctionCallingFormatError` template for an
+/// `invalid_command` (`Command 'X' not found in list of available commands.`). This only
+/// restores the call; whether the harness rejected it as an unknown tool is for the profile.
+fn lost_call_name(complaint: &str) -> Option<String> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| regex::Regex::new(r"Command '([^']*)' not found in list of available commands\.?").expect("static regex"));
-    let c = re.captures(text)?;
-    Some((c.get(1)?.as_str().to_string(), c.get(0)?.as_str().to_string()))
+    let re = RE.get_or_init(|| regex::Regex::new(r"Command '([^']*)' not found in list of available commands").expect("static regex"));
+    Some(re.captures(complaint)?.get(1)?.as_str().to_string())
 }
 
-/// Observations of a command the harness killed for running too long (0.x and ≥1.0 wording).
+/// Observations of a command the harness killed for running too long: its timeout templates
+/// (0.x and ≥1.0 wording). The harness counts these toward `exit_command_timeout`.
 fn is_timeout(observation: &str) -> bool {
     observation.contains("EXECUTION TIMED OUT") || observation.contains("was cancelled because it took more than")
 }
 
-/// SWE-agent's edit tools refuse an edit that leaves the file with syntax errors; the edit was
-/// not applied, so the call failed.
+/// SWE-agent's edit tools refuse an edit that leaves the file with syntax errors (their fixed
+/// reply); the edit was not applied, so the call failed.
 fn is_rejected_edit(observation: &str) -> bool {
     observation.trim_start().starts_with("Your proposed edit has introduced new syntax error")
-}
-
-fn complaint_summary(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
-    lines.join("\n").chars().take(500).collect()
-}
-
-fn to_u32(i: usize) -> u32 {
-    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 /// Turns trajectory entries (and the history around them) into steps.
 struct Builder<'b> {
     src: &'b Source,
-    t: &'b mut Trajectory,
+    steps: StepBuilder,
     declared: Vec<String>,
     /// Command timeouts in a row at the end of the run.
     timeouts_in_a_row: u64,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, raw: &RawValue, mut step: Step) -> usize {
-        step.source_span = self.src.span_of(0, raw.get());
-        self.t.steps.push(step);
-        self.t.steps.len() - 1
+    fn push(&mut self, raw: &RawValue, step: Step) -> usize {
+        let span = self.src.span_of(0, raw.get());
+        self.steps.push(step, span, None)
     }
 
-    fn build(&mut self, history: &[(&RawValue, RawHistory)], entries: &[(&RawValue, RawStep<'_>)]) {
+    /// A step holding one result that answers the call at `step`.
+    fn push_result(&mut self, raw: &RawValue, mut r: ToolResult, step: usize) {
+        r.call = Some(CallRef { step: to_u32(step), call: 0 });
+        let mut s = Step::new(Role::Tool, String::new());
+        s.tool_results.push(r);
+        self.push(raw, s);
+    }
+
+    /// Builds the steps; returns whether the run used function calling.
+    fn build(&mut self, history: &[(&RawValue, RawHistory)], entries: &[(&RawValue, RawStep<'_>)]) -> bool {
         // The opening messages: everything before the first real reply.
         let first_reply = history.iter().position(|(_, h)| h.role == "assistant" && !h.is_demo).unwrap_or(history.len());
         for (raw, h) in &history[..first_reply] {
@@ -453,10 +352,6 @@ impl Builder<'_> {
             .map(|(i, (_, h))| (h, history.get(i + 1).and_then(|(_, n)| n.tool_call_ids.as_ref())))
             .collect();
         let function_calling = replies.iter().any(|(h, _)| h.tool_calls.is_some());
-        // The two generations of `.traj` differ in how actions are written, which decides how
-        // calls are read back; the record says which one it was.
-        self.t.provenance.format_version =
-            Some(if function_calling { "swe-agent traj (function calling)" } else { "swe-agent traj (text actions)" }.into());
 
         // Align entries with those replies, in order; an entry that is not among them was
         // rejected and requeried (or is the final step, which the history may lack).
@@ -480,7 +375,7 @@ impl Builder<'_> {
             let complaint = requery_complaint(entries.get(i + 1).map(|(_, n)| n));
             let requeried = complaint.is_some() || (aligned && matched[i].is_none() && !last);
             let action = e.action.trim();
-            if last && (EXIT_ACTIONS.contains(&action) || (action.is_empty() && e.response.starts_with("Exit due to"))) {
+            if last && (e.thought.starts_with(HARNESS_EXIT) || e.response.starts_with(HARNESS_EXIT)) {
                 // The harness ended the run here; the entry is its message, not a model reply.
                 let mut text = e.response.clone();
                 if let Some(o) = e.observation.as_deref().filter(|o| !o.is_empty()) {
@@ -525,20 +420,18 @@ impl Builder<'_> {
             let timed_out = is_timeout(&observation);
             let mut r = ToolResult::new(observation);
             r.call_id = ids.first().cloned().flatten();
-            r.call = Some(CallRef { step: to_u32(ix), call: 0 });
             if timed_out {
                 r.is_error = true;
                 self.timeouts_in_a_row += 1;
                 let cmd: String = action.lines().next().unwrap_or("").chars().take(120).collect();
-                self.t.notes.push(format!("command timed out at step {}: {cmd}", ix + 1));
+                self.steps.note(format!("command timed out at step {}: {cmd}", ix + 1));
             } else {
                 self.timeouts_in_a_row = 0;
                 r.is_error = is_rejected_edit(&r.output);
             }
-            let mut obs = Step::new(Role::Tool, String::new());
-            obs.tool_results.push(r);
-            self.push(raw, obs);
+            self.push_result(raw, r, ix);
         }
+        function_calling
     }
 
     /// A text action, or the final function call when the history lacks it: a declared tool
@@ -548,7 +441,7 @@ impl Builder<'_> {
         let args = serde_json::json!({ "command": action });
         if function_calling {
             if last {
-                self.t.notes.push("the last step is missing from the history: its tool call was rebuilt from the action text".into());
+                self.steps.note("the last step is missing from the history: its tool call was rebuilt from the action text");
             }
             if self.declared.iter().any(|d| d == first) && first != "bash" {
                 return ToolCall { id: None, name: first.to_string(), arguments: args, raw_arguments: None };
@@ -566,29 +459,23 @@ impl Builder<'_> {
             None if action.is_empty() => "the reply could not be turned into an action; the harness asked again".into(),
             None => "the harness refused to run this action and asked again".into(),
         });
-        let said = complaint.clone().unwrap_or_default();
-        let unknown = unknown_command(&said).filter(|_| action.is_empty());
-        let call = match (&unknown, action.is_empty()) {
-            (Some((name, _)), _) => Some(ToolCall { id: None, name: name.clone(), arguments: Value::Null, raw_arguments: None }),
+        let lost = complaint.as_deref().filter(|_| action.is_empty()).and_then(lost_call_name);
+        let call = match (lost, action.is_empty()) {
+            (Some(name), _) => Some(ToolCall { id: None, name, arguments: Value::Null, raw_arguments: None }),
             (None, false) => {
                 Some(ToolCall { id: None, name: "bash".into(), arguments: serde_json::json!({ "command": action }), raw_arguments: None })
             }
             (None, true) => None,
         };
-        let has_call = call.is_some();
+        let name = call.as_ref().map(|c| c.name.clone());
         step.tool_calls.extend(call);
         let ix = self.push(raw, step);
-        if has_call {
+        if name.is_some() {
+            // The complaint answers the call: the harness did not run it.
             let mut r = ToolResult::new(complaint.unwrap_or_else(|| "the harness refused to run this action and asked again".into()));
             r.is_error = true;
-            r.call = Some(CallRef { step: to_u32(ix), call: 0 });
-            if let Some((name, sentence)) = unknown {
-                r.name = Some(name);
-                r.unknown_tool = Some(sentence);
-            }
-            let mut s = Step::new(Role::Tool, String::new());
-            s.tool_results.push(r);
-            self.push(raw, s);
+            r.name = name;
+            self.push_result(raw, r, ix);
         } else if let Some(c) = complaint {
             self.push(raw, Step::new(Role::Environment, c));
         }
@@ -624,8 +511,8 @@ mod tests {
     }
 
     #[test]
-    fn unknown_commands_are_named() {
-        let (name, _) = unknown_command("Your action could not be parsed properly: Command 'str_replace' not found in list of available commands.. [error_code=invalid_command]").unwrap();
+    fn lost_calls_are_named_by_the_parser_complaint() {
+        let name = lost_call_name("Your action could not be parsed properly: Command 'str_replace' not found in list of available commands.. [error_code=invalid_command]").unwrap();
         assert_eq!(name, "str_replace");
     }
 }
