@@ -399,7 +399,12 @@ impl Rules {
         // A record of a harness without a profile still meets every runner's vocabulary.
         let mut layers: Vec<(&str, &str, &RawProfile)> = vec![(&dfile, &dtext, &default)];
         layers.extend(runners.iter().map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
-        profiles.insert("default".to_string(), Profile::compile(&layers)?);
+        let mut dp = Profile::compile(&layers)?;
+        // The runners lend their tables, not their names.
+        dp.name.clone_from(&default.name);
+        dp.harnesses.clone_from(&default.harnesses);
+        dp.description.clone_from(&default.description);
+        profiles.insert("default".to_string(), dp);
         let digest = {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
