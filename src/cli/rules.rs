@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::exit;
+use super::{CliError, Done};
 use crate::rules::Rules;
 
 /// Show the failure taxonomy, its rules and the harness profiles.
@@ -28,30 +28,16 @@ pub enum RulesCommand {
     },
 }
 
-pub fn run(a: &RulesArgs) -> u8 {
-    let rules = match Rules::load(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
+pub fn run(a: &RulesArgs) -> Result<Done, CliError> {
+    let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
+    let text = match &a.command {
+        RulesCommand::List => list(&rules),
+        RulesCommand::Explain { name } => explain(&rules, name).ok_or_else(|| {
+            CliError::usage(format!("failed to find a class, rule or flag named `{name}`")).with_help("`coroner rules list` shows them all")
+        })?,
     };
-    match &a.command {
-        RulesCommand::List => {
-            print!("{}", list(&rules));
-            exit::SUCCESS
-        }
-        RulesCommand::Explain { name } => match explain(&rules, name) {
-            Some(text) => {
-                print!("{text}");
-                exit::SUCCESS
-            }
-            None => {
-                eprintln!("error: failed to find a class, rule or flag named `{name}`\n  help: `coroner rules list` shows them all");
-                exit::USAGE
-            }
-        },
-    }
+    super::output::print_stdout(&text).map_err(|e| CliError::write("the rules", e))?;
+    Ok(Done::Success)
 }
 
 #[must_use]
