@@ -55,6 +55,8 @@ mod predict;
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.
 mod report;
+/// `coroner rules`: the list, and explain for classes, harness profiles with their interpretation tables, single entries.
+mod rules;
 /// Generated schemas match the types.
 mod schema;
 /// `coroner show`: evidence marked, folding, choosing a trajectory, a hostile transcript neutralized.

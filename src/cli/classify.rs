@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::{CliError, Done};
 use crate::classify::{Classifier, Options};
-use crate::exit;
 use crate::ingest::IngestOptions;
 use crate::model::{OutcomeStatus, Verdict};
 use crate::rules::Rules;
@@ -61,7 +61,7 @@ pub struct ClassifyOptions {
 }
 
 impl ClassifyOptions {
-    pub fn classifier(&self) -> Result<Classifier, u8> {
+    pub fn classifier(&self) -> Result<Classifier, CliError> {
         let limits = Options {
             step_limit: self.step_limit,
             time_limit_seconds: self.time_limit,
@@ -101,33 +101,16 @@ impl ClassifyOptions {
 }
 
 /// Loads rules and registries the way every command that classifies does.
-pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limits: Options) -> Result<Classifier, u8> {
-    let rules = match Rules::load(rules) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return Err(exit::USAGE);
-        }
-    };
-    let mut loaded = Vec::new();
-    for p in registries {
-        // A registry file, or a source directory to extract one from (as in a study file).
-        match crate::study::run::load_registry(p) {
-            Ok(r) => loaded.push(r),
-            Err(e) => {
-                super::print_diagnostic(&e);
-                return Err(exit::USAGE);
-            }
-        }
-    }
+pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limits: Options) -> Result<Classifier, CliError> {
+    let rules = Rules::load(rules).map_err(CliError::invalid)?;
+    // A registry file, or a source directory to extract one from (as in a study file).
+    let loaded =
+        registries.iter().map(|p| crate::study::run::load_registry(p).map_err(CliError::invalid)).collect::<Result<Vec<_>, _>>()?;
     Ok(Classifier::new(rules, loaded, limits))
 }
 
-pub fn run(a: &ClassifyArgs) -> u8 {
-    let c = match a.classify.classifier() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
+    let c = a.classify.classifier()?;
     let opts = IngestOptions { inputs: a.inputs.clone(), verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
     // Parquet are columnar and written at the end.
@@ -138,19 +121,16 @@ pub fn run(a: &ClassifyArgs) -> u8 {
         .map(std::path::Path::to_path_buf);
     let mut jsonl: Option<std::io::BufWriter<Box<dyn Write>>> = match (&columnar, a.output.as_deref()) {
         (Some(_), _) => None,
-        (None, Some(p)) if p.as_os_str() != "-" => match std::fs::File::create(p) {
-            Ok(f) => Some(std::io::BufWriter::new(Box::new(f))),
-            Err(e) => {
-                eprintln!("error: failed to create {}: {e}", p.display());
-                return exit::IO;
-            }
-        },
+        (None, Some(p)) if p.as_os_str() != "-" => {
+            let f = std::fs::File::create(p).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?;
+            Some(std::io::BufWriter::new(Box::new(f)))
+        }
         (None, _) => Some(std::io::BufWriter::new(Box::new(std::io::stdout()))),
     };
     let mut kept: Vec<Verdict> = Vec::new();
     let mut tally = Tally::default();
     let mut broken_pipe = false;
-    let result = crate::pipeline::run_map(&opts, &c.rules, &|t| c.classify(&t), &mut |v: Verdict| {
+    let summary = crate::pipeline::run_map(&opts, &c.rules, &|t| c.classify(&t), &mut |v: Verdict| {
         tally.add(&v);
         match jsonl.as_mut() {
             Some(w) if !broken_pipe => {
@@ -164,18 +144,10 @@ pub fn run(a: &ClassifyArgs) -> u8 {
             None => kept.push(v),
         }
         Ok(())
-    });
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return if matches!(e, crate::ingest::IngestError::Write(_)) { exit::IO } else { exit::USAGE };
-        }
-    };
+    })
+    .map_err(CliError::ingest)?;
     if !a.quiet {
-        for d in &summary.diagnostics {
-            super::print_diagnostic(d);
-        }
+        super::output::print_diagnostics(&summary.diagnostics);
     }
     let write = match (&columnar, jsonl.as_mut()) {
         (Some(p), _) => crate::classify::table::write_verdicts(p, &kept.iter().collect::<Vec<_>>()),
@@ -185,12 +157,9 @@ pub fn run(a: &ClassifyArgs) -> u8 {
         },
         (None, None) => Ok(()),
     };
-    if let Err(e) = write {
-        eprintln!("error: failed to write verdicts: {e}");
-        return exit::IO;
-    }
-    let _ = write!(std::io::stderr().lock(), "{}", tally.render(&c.rules, summary.quarantined_files(), summary.quarantined_records));
-    if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
+    write.map_err(|e| CliError::write("verdicts", e))?;
+    super::output::print_stderr(&tally.render(&c.rules, summary.quarantined_files(), summary.quarantined_records));
+    Ok(Done::partial_if(summary.is_partial()))
 }
 
 /// Verdicts counted by outcome and primary class, as they stream past.

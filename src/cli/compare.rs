@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::report::{ReportFormat, StudyArgs};
-use crate::exit;
+use super::{CliError, Done};
 
 /// Compare two arms: pass rates with intervals, the difference with its interval, a verdict
 /// (better, worse, or no detectable difference at this n), the flipped tasks and how failure
@@ -40,16 +40,13 @@ pub struct CompareArgs {
     pub unpaired_interval: crate::stats::UnpairedDiffMethod,
 }
 
-pub fn run(a: &CompareArgs) -> u8 {
-    let (run, _, _) = match super::report::load_study(&a.study) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(a: &CompareArgs) -> Result<Done, CliError> {
+    let (run, _, _) = super::report::load_study(&a.study)?;
     let find = |name: &str| run.arm(name).or_else(|| run.arms.iter().find(|x| x.name.eq_ignore_ascii_case(name)));
     let (Some(x), Some(y)) = (find(&a.a), find(&a.b)) else {
         let names: Vec<&str> = run.arms.iter().map(|x| x.name.as_str()).collect();
-        eprintln!("error: failed to find arms `{}` and `{}`\n  help: the arms are: {}", a.a, a.b, names.join(", "));
-        return exit::USAGE;
+        return Err(CliError::usage(format!("failed to find arms `{}` and `{}`", a.a, a.b))
+            .with_help(format!("the arms are: {}", names.join(", "))));
     };
     let methods = crate::report::compare::Methods {
         rate: a.rate_interval,
@@ -64,9 +61,6 @@ pub fn run(a: &CompareArgs) -> u8 {
         ReportFormat::Markdown => crate::report::compare::render(&c, true),
         ReportFormat::Json => serde_json::to_string_pretty(&c).unwrap_or_default() + "\n",
     };
-    if let Err(e) = super::output::print_stdout(&text) {
-        eprintln!("error: failed to write the comparison: {e}");
-        return exit::IO;
-    }
-    if run.quarantined() > 0 { exit::PARTIAL } else { exit::SUCCESS }
+    super::output::print_stdout(&text).map_err(|e| CliError::write("the comparison", e))?;
+    Ok(Done::partial_if(run.quarantined() > 0))
 }

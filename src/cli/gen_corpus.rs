@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::bench::corpus::{Format, GenOptions, generate};
-use crate::exit;
+use super::{CliError, Done};
+use crate::bench::corpus::{Format, GenError, GenOptions, generate};
 
 /// Write a reproducible corpus of generated agent runs for benchmarks (not real transcripts).
 ///
@@ -67,10 +67,11 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok((n * mult as f64) as u64)
 }
 
-pub fn run(a: &GenCorpusArgs) -> u8 {
+pub fn run(a: &GenCorpusArgs) -> Result<Done, CliError> {
     if a.count.is_none() && a.target_bytes.is_none() {
-        eprintln!("error: give --count N (per format) or --target-bytes SIZE");
-        return exit::USAGE;
+        return Err(
+            CliError::usage("failed to generate a corpus: no size given").with_help("give --count N (per format) or --target-bytes SIZE")
+        );
     }
     let formats = if a.formats.is_empty() { Format::ALL.to_vec() } else { a.formats.clone() };
     let opts = GenOptions {
@@ -94,29 +95,25 @@ pub fn run(a: &GenCorpusArgs) -> u8 {
         current = r.format;
         let _ = write!(err, "\r{:<12} {:>7} runs {:>8.1} MB", r.format, r.trajectories, r.bytes as f64 / 1e6);
     };
-    match generate(&opts, &mut progress) {
-        Ok(reports) => {
-            if !quiet {
-                let _ = writeln!(std::io::stderr());
-                for r in &reports {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "{:<12} {:>7} trajectories {:>7} files {:>9.1} MB  {}",
-                        r.format,
-                        r.trajectories,
-                        r.files,
-                        r.bytes as f64 / 1e6,
-                        r.dir.display()
-                    );
-                }
-            }
-            exit::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit::IO
+    let reports = generate(&opts, &mut progress).map_err(|e| match e {
+        GenError::NoBound => CliError::usage(e.to_string()),
+        GenError::Io { .. } => CliError::io(e.to_string()),
+    })?;
+    if !quiet {
+        let _ = writeln!(std::io::stderr());
+        for r in &reports {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{:<12} {:>7} trajectories {:>7} files {:>9.1} MB  {}",
+                r.format,
+                r.trajectories,
+                r.files,
+                r.bytes as f64 / 1e6,
+                r.dir.display()
+            );
         }
     }
+    Ok(Done::Success)
 }
 
 #[cfg(test)]

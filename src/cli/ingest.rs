@@ -1,11 +1,10 @@
 //! `coroner ingest`: normalize transcripts into one record per trajectory.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::exit;
+use super::{CliError, Done};
 use crate::ingest::writer::TrajectoryWriter;
 use crate::ingest::{FileStatus, IngestOptions, Summary};
 use crate::model::Trajectory;
@@ -67,27 +66,15 @@ enum Ready {
     Record(Box<Trajectory>),
 }
 
-pub fn run(a: &IngestArgs) -> u8 {
+pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
     if a.list_formats {
-        return match super::output::print_stdout(&formats_table()) {
-            Ok(()) => exit::SUCCESS,
-            Err(_) => exit::IO,
-        };
+        super::output::print_stdout(&formats_table()).map_err(|e| CliError::write("the formats", e))?;
+        return Ok(Done::Success);
     }
-    let mut writer = match TrajectoryWriter::create(a.output.as_deref()) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: failed to create {}: {e}", a.output.as_deref().unwrap_or(std::path::Path::new("-")).display());
-            return exit::IO;
-        }
-    };
-    let rules = match crate::rules::Rules::load(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+    let mut writer = TrajectoryWriter::create(a.output.as_deref()).map_err(|e| {
+        CliError::io(format!("failed to create {}: {e}", a.output.as_deref().unwrap_or(std::path::Path::new("-")).display()))
+    })?;
+    let rules = crate::rules::Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), harness: None };
     let mut broken_pipe = false;
     // JSON lines are serialized on the parsing threads; only the writing is in order.
@@ -98,7 +85,7 @@ pub fn run(a: &IngestArgs) -> u8 {
         }
         Ready::Record(Box::new(t))
     };
-    let result = crate::pipeline::run_map(&opts, &rules, &prepare, &mut |r| {
+    let summary = crate::pipeline::run_map(&opts, &rules, &prepare, &mut |r| {
         if broken_pipe {
             return Ok(());
         }
@@ -113,32 +100,18 @@ pub fn run(a: &IngestArgs) -> u8 {
             }
             r => r,
         }
-    });
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return if matches!(e, crate::ingest::IngestError::Write(_)) { exit::IO } else { exit::USAGE };
-        }
-    };
-    if let Err(e) = writer.finish() {
-        eprintln!("error: failed to write the output: {e}");
-        return exit::IO;
-    }
+    })
+    .map_err(CliError::ingest)?;
+    writer.finish().map_err(|e| CliError::write("the output", e))?;
     if !a.quiet {
-        for d in &summary.diagnostics {
-            super::print_diagnostic(d);
-        }
+        super::output::print_diagnostics(&summary.diagnostics);
     }
-    let _ = write!(std::io::stderr().lock(), "{}", render_summary(&summary));
+    super::output::print_stderr(&render_summary(&summary));
     if let Some(p) = &a.summary_json {
         let json = serde_json::to_string_pretty(&summary_json(&summary)).unwrap_or_default();
-        if let Err(e) = std::fs::write(p, json + "\n") {
-            eprintln!("error: failed to write {}: {e}", p.display());
-            return exit::IO;
-        }
+        std::fs::write(p, json + "\n").map_err(|e| CliError::write(p.display(), e))?;
     }
-    if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
+    Ok(Done::partial_if(summary.is_partial()))
 }
 
 /// Quarantined inputs listed by name in the summary; the rest are counted.

@@ -2,6 +2,7 @@
 
 mod classify;
 mod compare;
+mod error;
 #[cfg(feature = "bench")]
 mod gen_corpus;
 mod ingest;
@@ -17,6 +18,7 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
+pub use error::{CliError, Done, ErrorKind};
 pub use output::print_diagnostic;
 
 /// Determines why AI-agent trajectories fail.
@@ -47,7 +49,8 @@ pub enum Command {
     GenCorpus(gen_corpus::GenCorpusArgs),
 }
 
-/// Runs coroner with `args` (including the program name) and returns the exit code.
+/// Runs coroner with `args` (including the program name) and returns the exit code: the
+/// outcome's, or the error's after rendering it (the one place a command's error is printed).
 pub fn run<I, T>(args: I) -> u8
 where
     I: IntoIterator<Item = T>,
@@ -61,7 +64,7 @@ where
             return code;
         }
     };
-    match cli.command {
+    let result = match cli.command {
         Command::Ingest(a) => ingest::run(&a),
         Command::Classify(a) => classify::run(&a),
         Command::Rules(a) => rules::run(&a),
@@ -73,5 +76,12 @@ where
         Command::Predict(a) => predict::run(&a),
         #[cfg(feature = "bench")]
         Command::GenCorpus(a) => gen_corpus::run(&a),
+    };
+    match result {
+        Ok(done) => done.code(),
+        Err(e) => {
+            e.render();
+            e.code()
+        }
     }
 }

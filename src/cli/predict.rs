@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::report::{ReportFormat, StudyArgs};
-use crate::exit;
+use super::{CliError, Done};
 use crate::predict::{self, DesignInfo, Loaded, Lock};
 use crate::report::render::Fit;
 use crate::rules::Rules;
@@ -100,26 +100,12 @@ pub struct RetractArgs {
     pub now: Option<String>,
 }
 
-pub fn run(a: &PredictArgs) -> u8 {
+pub fn run(a: &PredictArgs) -> Result<Done, CliError> {
     match &a.command {
         PredictCommand::Seal(s) => seal(s),
         PredictCommand::Check(c) => check(c),
         PredictCommand::Retract(r) => retract(r),
     }
-}
-
-fn load_rules(dir: Option<&Path>) -> Result<Rules, u8> {
-    Rules::load(dir).map_err(|e| {
-        super::print_diagnostic(&e);
-        exit::USAGE
-    })
-}
-
-fn load_predictions(path: &Path) -> Result<Loaded, u8> {
-    Loaded::read(path).map_err(|e| {
-        super::print_diagnostic(&e);
-        exit::USAGE
-    })
 }
 
 /// The claim in words, marked when retracted (its design is still shown: a retraction does not
@@ -165,26 +151,11 @@ fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
     })
 }
 
-fn seal(a: &SealArgs) -> u8 {
-    let loaded = match load_predictions(&a.predictions) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let rules = match load_rules(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(c) => return c,
-    };
-    if let Err(e) = loaded.check_classes(&rules.taxonomy.precedence) {
-        super::print_diagnostic(&e);
-        return exit::USAGE;
-    }
-    let sealed_at = match predict::seal::now(a.now.as_deref()) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: failed to read --now or COR_NOW: {e}");
-            return exit::USAGE;
-        }
-    };
+fn seal(a: &SealArgs) -> Result<Done, CliError> {
+    let loaded = Loaded::read(&a.predictions).map_err(CliError::invalid)?;
+    let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
+    loaded.check_classes(&rules.taxonomy.precedence).map_err(CliError::invalid)?;
+    let sealed_at = predict::seal::now(a.now.as_deref()).map_err(now_error)?;
     let mut registries = std::collections::BTreeMap::new();
     let mut registry_paths: Vec<PathBuf> = Vec::new();
     let mut design = DesignInfo { n: a.n, ..DesignInfo::default() };
@@ -197,57 +168,31 @@ fn seal(a: &SealArgs) -> u8 {
             Ok((s, arms)) => (s.arms.iter().map(|x| x.name.clone()).collect::<Vec<_>>(), Some(arms)),
             Err(e) => match std::fs::read_to_string(study_path).ok().and_then(|t| toml::from_str::<Study>(&t).ok()) {
                 Some(s) if !s.arms.is_empty() => {
-                    eprintln!("note: {e} (n comes from --n until the transcripts exist)");
+                    super::output::note(&format!("{e} (n comes from --n until the transcripts exist)"));
                     registry_paths.extend(s.arms.iter().filter_map(|x| x.registry.as_ref()).map(|r| base.join(r)));
                     (s.arms.iter().map(|x| x.name.clone()).collect(), None)
                 }
-                _ => {
-                    super::print_diagnostic(&e);
-                    return exit::USAGE;
-                }
+                _ => return Err(CliError::invalid(e)),
             },
         };
-        if let Err(e) = loaded.check_arms(&arm_names) {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
+        loaded.check_arms(&arm_names).map_err(CliError::invalid)?;
         if let Some(arms) = arms {
             registry_paths.extend(arms.iter().filter_map(|x| x.registry.clone()));
-            match design_of(&arms, a.n) {
-                Ok((d, e)) => {
-                    design = d;
-                    earliest = e;
-                }
-                Err(e) => {
-                    super::print_diagnostic(&e);
-                    return exit::USAGE;
-                }
-            }
+            (design, earliest) = design_of(&arms, a.n).map_err(CliError::invalid)?;
         }
     }
     registry_paths.extend(a.registry.iter().cloned());
     for r in &registry_paths {
-        match crate::study::run::load_registry(r) {
-            Ok(reg) => {
-                registries.insert(reg.file, reg.registry.content_digest());
-            }
-            Err(e) => {
-                super::print_diagnostic(&e);
-                return exit::USAGE;
-            }
-        }
+        let reg = crate::study::run::load_registry(r).map_err(CliError::invalid)?;
+        registries.insert(reg.file, reg.registry.content_digest());
     }
     let out = a.output.clone().unwrap_or_else(|| default_lock(&a.predictions));
     if out.exists() && !a.force {
-        eprintln!(
-            "error: failed to seal: {} exists\n  help: a seal is made once, before the run; `--force` replaces it (the old one stays in git history)",
-            out.display()
-        );
-        return exit::USAGE;
+        return Err(CliError::usage(format!("failed to seal: {} exists", out.display()))
+            .with_help("a seal is made once, before the run; `--force` replaces it (the old one stays in git history)"));
     }
     let Ok(digest) = predict::predictions_digest(&loaded.text) else {
-        eprintln!("error: failed to digest {}: it is not TOML", loaded.shown);
-        return exit::USAGE;
+        return Err(CliError::usage(format!("failed to digest {}: it is not TOML", loaded.shown)));
     };
     let alpha = loaded.file.alpha;
     let rows: Vec<(String, predict::Detectable)> =
@@ -266,23 +211,14 @@ fn seal(a: &SealArgs) -> u8 {
         registries,
         design: rows.iter().map(|(_, d)| d.clone()).collect(),
     };
-    let text = match lock.to_toml() {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: failed to write the lock: {e}");
-            return exit::IO;
-        }
-    };
-    if let Err(e) = write_file(&out, &text) {
-        eprintln!("error: failed to write {}: {e}", out.display());
-        return exit::IO;
-    }
+    let text = lock.to_toml().map_err(|e| CliError::write("the lock", e))?;
+    write_file(&out, &text).map_err(|e| CliError::write(out.display(), e))?;
     if let Some(first) = &earliest {
         let late = crate::util::parse_time(first).zip(crate::util::parse_time(&sealed_at)).is_some_and(|(f, s)| s > f);
         if late {
-            eprintln!(
-                "warning: the study's transcripts already exist and begin at {first}, before this seal ({sealed_at}): `predict check` will refuse it as late without --allow-late"
-            );
+            super::output::warning(&format!(
+                "the study's transcripts already exist and begin at {first}, before this seal ({sealed_at}): `predict check` will refuse it as late without --allow-late"
+            ));
         }
     }
     let mut msg = format!(
@@ -319,42 +255,39 @@ fn seal(a: &SealArgs) -> u8 {
             if under == 1 { "it" } else { "them" }
         ));
     }
-    if let Err(e) = super::output::print_stdout(&msg) {
-        eprintln!("error: failed to print: {e}");
-        return exit::IO;
-    }
-    exit::SUCCESS
+    super::output::print_stdout(&msg).map_err(|e| CliError::io(format!("failed to print: {e}")))?;
+    Ok(Done::Success)
 }
 
-fn check(a: &CheckArgs) -> u8 {
-    let loaded = match load_predictions(&a.predictions) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
+/// `--now` or `COR_NOW` is not a time.
+fn now_error(e: impl std::fmt::Display) -> CliError {
+    CliError::usage(format!("failed to read --now or COR_NOW: {e}")).with_help("give an RFC 3339 time, such as 2026-02-19T12:00:00Z")
+}
+
+fn check(a: &CheckArgs) -> Result<Done, CliError> {
+    let loaded = Loaded::read(&a.predictions).map_err(CliError::invalid)?;
     let lock_path = a.lock.clone().unwrap_or_else(|| default_lock(&a.predictions));
-    let lock = match Lock::read(&lock_path) {
-        Ok(l) => l,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
-    let (run, rules, _) = match super::report::load_study(&a.study) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+    let lock = Lock::read(&lock_path).map_err(CliError::invalid)?;
+    let (run, rules, _) = super::report::load_study(&a.study)?;
     let lock_shown = crate::util::display_path(&lock_path);
     let title = loaded.file.title.clone().unwrap_or_else(|| loaded.shown.clone());
     let mut report = match predict::check(&loaded, &lock, &lock_shown, &run, &rules.taxonomy.precedence, a.allow_late) {
         Ok(r) => r,
         Err(e) => {
-            super::print_diagnostic(&e);
-            if let (Some(path), predict::check::CheckError::Seal(s)) = (&a.junit, &e)
-                && let Err(err) = write_file(path, &predict::junit::seal_failure(&title, &lock_shown, &s.problems))
-            {
-                eprintln!("error: failed to write {}: {err}", path.display());
-            }
-            return exit::USAGE;
+            // A broken seal is still one errored testcase for CI: the JUnit file says so.
+            let junit = match (&a.junit, &e) {
+                (Some(path), predict::check::CheckError::Seal(s)) => {
+                    write_file(path, &predict::junit::seal_failure(&title, &lock_shown, &s.problems))
+                        .err()
+                        .map(|err| CliError::write(path.display(), err))
+                }
+                _ => None,
+            };
+            let broken = CliError::invalid(e);
+            return Err(match junit {
+                Some(j) => broken.also(j),
+                None => broken,
+            });
         }
     };
     // A seal cannot precede the commit it was made at: a commit dated later than the seal says
@@ -370,68 +303,33 @@ fn check(a: &CheckArgs) -> u8 {
         ReportFormat::Markdown => predict::render::markdown(&report),
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
     };
-    if let Err(e) = super::output::print_stdout(&text) {
-        eprintln!("error: failed to print the check: {e}");
-        return exit::IO;
-    }
+    super::output::print_stdout(&text).map_err(|e| CliError::io(format!("failed to print the check: {e}")))?;
     for (path, body) in [(&a.markdown, predict::render::markdown(&report)), (&a.junit, predict::junit::junit(&report))] {
-        if let Some(path) = path
-            && let Err(e) = write_file(path, &body)
-        {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return exit::IO;
+        if let Some(path) = path {
+            write_file(path, &body).map_err(|e| CliError::write(path.display(), e))?;
         }
     }
-    if report.refuted_any() {
-        exit::GATE
-    } else if report.quarantined > 0 {
-        exit::PARTIAL
-    } else {
-        exit::SUCCESS
-    }
+    Ok(if report.refuted_any() { Done::Gate } else { Done::partial_if(report.quarantined > 0) })
 }
 
-fn retract(a: &RetractArgs) -> u8 {
+fn retract(a: &RetractArgs) -> Result<Done, CliError> {
     if a.note.trim().is_empty() {
-        eprintln!("error: failed to retract `{}`: the note is empty\n  help: say why it is withdrawn: --note \"…\"", a.id);
-        return exit::USAGE;
+        return Err(
+            CliError::usage(format!("failed to retract `{}`: the note is empty", a.id)).with_help("say why it is withdrawn: --note \"…\"")
+        );
     }
     let shown = crate::util::display_path(&a.predictions);
-    let text = match std::fs::read_to_string(&a.predictions) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: failed to read {shown}: {e}");
-            return exit::USAGE;
-        }
-    };
-    let at = match predict::seal::now(a.now.as_deref()) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: failed to read --now or COR_NOW: {e}");
-            return exit::USAGE;
-        }
-    };
-    let edited = match predict::retract(&text, &a.id, a.note.trim(), &at) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    if let Err(e) = write_file(&a.predictions, &edited) {
-        eprintln!("error: failed to write {shown}: {e}");
-        return exit::IO;
-    }
+    let text = std::fs::read_to_string(&a.predictions).map_err(|e| CliError::usage(format!("failed to read {shown}: {e}")))?;
+    let at = predict::seal::now(a.now.as_deref()).map_err(now_error)?;
+    let edited = predict::retract(&text, &a.id, a.note.trim(), &at).map_err(|e| CliError::usage(e.to_string()))?;
+    write_file(&a.predictions, &edited).map_err(|e| CliError::write(&shown, e))?;
     let msg = format!(
         "retracted `{}` in {shown} at {at}: {}\n the seal stays valid: predictions_sha256 leaves out `retracted` entries; commit the file so its history records the retraction\n",
         a.id,
         a.note.trim()
     );
-    if let Err(e) = super::output::print_stdout(&msg) {
-        eprintln!("error: failed to print: {e}");
-        return exit::IO;
-    }
-    exit::SUCCESS
+    super::output::print_stdout(&msg).map_err(|e| CliError::io(format!("failed to print: {e}")))?;
+    Ok(Done::Success)
 }
 
 /// The tasks each arm's transcripts hold (ingested, not classified), and the earliest time a

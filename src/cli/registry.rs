@@ -1,13 +1,12 @@
 //! `coroner registry`: extract a harness's tool registry from its source, import a captured
 //! tool list, and compare a registry with what runs called.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
-use crate::exit;
+use super::{CliError, Done};
 use crate::registry::diff::{DiffReport, Verdict};
 use crate::registry::{ExtractOptions, ImportOptions, Lang, QuerySet, Registry};
 
@@ -109,7 +108,7 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-pub fn run(a: &RegistryArgs) -> u8 {
+pub fn run(a: &RegistryArgs) -> Result<Done, CliError> {
     match &a.command {
         RegistryCommand::Extract(e) => run_extract(e),
         RegistryCommand::Import(i) => run_import(i),
@@ -117,32 +116,19 @@ pub fn run(a: &RegistryArgs) -> u8 {
     }
 }
 
-fn run_extract(a: &ExtractArgs) -> u8 {
+fn run_extract(a: &ExtractArgs) -> Result<Done, CliError> {
     let mut langs = Vec::new();
     for l in &a.lang {
-        match Lang::parse_selector(l) {
-            Some(ls) => langs.extend_from_slice(ls),
-            None => {
-                eprintln!("error: failed to understand --lang {l}\n  help: use go, python, rust, ts, js or yaml");
-                return exit::USAGE;
-            }
-        }
+        let ls = Lang::parse_selector(l)
+            .ok_or_else(|| CliError::usage(format!("failed to understand --lang {l}")).with_help("use go, python, rust, ts, js or yaml"))?;
+        langs.extend_from_slice(ls);
     }
     if langs.is_empty() {
         langs = Lang::ALL.to_vec();
     }
-    let mut queries = match QuerySet::builtin(&langs) {
-        Ok(q) => q,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
-    if let Some(dir) = &a.queries
-        && let Err(e) = queries.add_dir(dir, &langs)
-    {
-        super::print_diagnostic(&e);
-        return exit::USAGE;
+    let mut queries = QuerySet::builtin(&langs).map_err(CliError::invalid)?;
+    if let Some(dir) = &a.queries {
+        queries.add_dir(dir, &langs).map_err(CliError::invalid)?;
     }
     let opts = ExtractOptions {
         sources: a.sources.clone(),
@@ -152,18 +138,10 @@ fn run_extract(a: &ExtractArgs) -> u8 {
         namespaces: a.namespaces.clone(),
     };
     let started = Instant::now();
-    let extraction = match crate::registry::extract(&opts, &queries) {
-        Ok(x) => x,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+    let extraction = crate::registry::extract(&opts, &queries).map_err(CliError::invalid)?;
     let elapsed = started.elapsed();
     if !a.quiet {
-        for d in &extraction.diagnostics {
-            super::print_diagnostic(d);
-        }
+        super::output::print_diagnostics(&extraction.diagnostics);
     }
     let r = &extraction.registry;
     let files: Vec<String> = r.files.iter().map(|(l, n)| format!("{l} {n}")).collect();
@@ -181,106 +159,50 @@ fn run_extract(a: &ExtractArgs) -> u8 {
     }
     summary.push_str(&format!("  unresolved   {} registrations named by an unknown identifier\n", r.unresolved.len()));
     summary.push_str(&format!("  skipped      {} files\n", r.skipped.len()));
-    let _ = write!(std::io::stderr().lock(), "{summary}");
-    if let Err(code) = write_registry(r, a.output.as_deref()) {
-        return code;
-    }
-    if r.skipped.is_empty() { exit::SUCCESS } else { exit::PARTIAL }
+    super::output::print_stderr(&summary);
+    write_registry(r, a.output.as_deref())?;
+    Ok(Done::partial_if(!r.skipped.is_empty()))
 }
 
-fn run_import(a: &ImportArgs) -> u8 {
-    let into = match &a.into {
-        None => None,
-        Some(p) => match crate::registry::load(p) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                super::print_diagnostic(&e);
-                return exit::USAGE;
-            }
-        },
-    };
+fn run_import(a: &ImportArgs) -> Result<Done, CliError> {
+    let into = a.into.as_deref().map(crate::registry::load).transpose().map_err(CliError::invalid)?;
     let opts = ImportOptions { harness: a.harness.clone(), version: a.version.clone() };
-    let reg = match crate::registry::import(&a.file, &opts, into) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+    let reg = crate::registry::import(&a.file, &opts, into).map_err(CliError::invalid)?;
     let (tools, ns) = reg.view(a.version.as_deref());
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "coroner registry import: {} tools, {} namespaces{}",
+    super::output::print_stderr(&format!(
+        "coroner registry import: {} tools, {} namespaces{}\n",
         tools.len(),
         ns.len(),
         a.version.as_ref().map(|v| format!(" (version {v})")).unwrap_or_default()
-    );
-    match write_registry(&reg, a.output.as_deref()) {
-        Ok(()) => exit::SUCCESS,
-        Err(code) => code,
-    }
+    ));
+    write_registry(&reg, a.output.as_deref())?;
+    Ok(Done::Success)
 }
 
-fn run_diff(a: &DiffArgs) -> u8 {
-    let registry = match crate::registry::load(&a.registry) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+fn run_diff(a: &DiffArgs) -> Result<Done, CliError> {
+    let registry = crate::registry::load(&a.registry).map_err(CliError::invalid)?;
     let opts = crate::ingest::IngestOptions { inputs: a.runs.clone(), ..Default::default() };
     let mut trajectories = Vec::new();
-    let rules = match crate::rules::Rules::builtin() {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
-    let summary = match crate::pipeline::run(&opts, &rules, &mut |t| {
+    let rules = crate::rules::Rules::builtin().map_err(CliError::invalid)?;
+    // Nothing is written while reading, so any failure here is about the input.
+    let summary = crate::pipeline::run(&opts, &rules, &mut |t| {
         trajectories.push(t);
         Ok(())
-    }) {
-        Ok(s) => s,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
-    for d in &summary.diagnostics {
-        super::print_diagnostic(d);
-    }
+    })
+    .map_err(CliError::invalid)?;
+    super::output::print_diagnostics(&summary.diagnostics);
     let report = crate::registry::diff(&registry, &trajectories, a.version.as_deref());
     let text = if a.json { serde_json::to_string_pretty(&report).unwrap_or_default() + "\n" } else { render_diff(&report) };
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("error: failed to write the output: {e}");
-        return exit::IO;
-    }
-    if summary.is_partial() { exit::PARTIAL } else { exit::SUCCESS }
+    super::output::print_stdout(&text).map_err(|e| CliError::write("the output", e))?;
+    Ok(Done::partial_if(summary.is_partial()))
 }
 
 /// Writes `registry.json` (pretty, with a final newline) to `path` or stdout.
-fn write_registry(r: &Registry, path: Option<&Path>) -> Result<(), u8> {
+fn write_registry(r: &Registry, path: Option<&Path>) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
     match path {
-        Some(p) if p != Path::new("-") => std::fs::write(p, json).map_err(|e| {
-            eprintln!("error: failed to write {}: {e}", p.display());
-            exit::IO
-        }),
-        _ => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(json.as_bytes()).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    eprintln!("error: failed to write the output: {e}");
-                    Err(exit::IO)
-                }
-                _ => Ok(()),
-            }
-        }
+        Some(p) if p != Path::new("-") => std::fs::write(p, json).map_err(|e| CliError::write(p.display(), e)),
+        _ => super::output::print_stdout(&json).map_err(|e| CliError::write("the output", e)),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::exit;
+use super::{CliError, Done};
 use crate::report::export::ChartFormats;
 use crate::report::render::Fit;
 use crate::rules::Rules;
@@ -63,19 +63,13 @@ pub struct ReportArgs {
 }
 
 /// Loads the rules and runs the study (or the inputs) the arguments name.
-pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), u8> {
-    let rules = match Rules::load(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return Err(exit::USAGE);
-        }
-    };
+pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), CliError> {
+    let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     let mut inputs = a.study_or_inputs.clone();
     if let Some(s) = &a.study {
         if !inputs.is_empty() {
-            eprintln!("error: failed to read the arguments: give --study or inputs, not both");
-            return Err(exit::USAGE);
+            return Err(CliError::usage("failed to read the arguments: --study and inputs were both given")
+                .with_help("give --study or inputs, not both"));
         }
         inputs.push(s.clone());
     }
@@ -83,55 +77,37 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), u
         if Path::new(DEFAULT_STUDY).exists() {
             inputs.push(PathBuf::from(DEFAULT_STUDY));
         } else {
-            eprintln!(
-                "error: failed to find a study: name a study file or transcripts\n  help: from a coroner checkout, `coroner report` runs {DEFAULT_STUDY}"
-            );
-            return Err(exit::USAGE);
+            return Err(CliError::usage("failed to find a study: name a study file or transcripts")
+                .with_help(format!("from a coroner checkout, `coroner report` runs {DEFAULT_STUDY}")));
         }
     }
     let mut diagnostics = Vec::new();
     let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
     let result = if let Some(path) = &study_file {
-        match Study::load(path) {
-            Ok((study, arms)) => crate::study::run_study(study.title, &arms, &rules, &a.registry, &mut diagnostics),
-            Err(e) => {
-                super::print_diagnostic(&e);
-                return Err(exit::USAGE);
-            }
-        }
+        let (study, arms) = Study::load(path).map_err(CliError::invalid)?;
+        crate::study::run_study(study.title, &arms, &rules, &a.registry, &mut diagnostics)
     } else {
         let mut named = Vec::new();
         for s in &a.arm {
             match s.rsplit_once('=') {
                 Some((n, p)) if !n.is_empty() && !p.is_empty() => named.push((n.to_string(), PathBuf::from(p))),
                 _ => {
-                    eprintln!("error: failed to read --arm `{s}`: expected NAME=PATH");
-                    return Err(exit::USAGE);
+                    return Err(CliError::usage(format!("failed to read --arm `{s}`: expected NAME=PATH"))
+                        .with_help("name the arm and its path: --arm \"mini, think=runs/a\""));
                 }
             }
         }
         crate::study::run_inputs(&inputs, &named, &rules, &a.registry, &mut diagnostics)
     };
-    let run = match result {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return Err(exit::USAGE);
-        }
-    };
+    let run = result.map_err(CliError::invalid)?;
     if !a.quiet {
-        for d in &diagnostics {
-            super::print_diagnostic(d);
-        }
+        super::output::print_diagnostics(&diagnostics);
     }
     Ok((run, rules, study_file))
 }
 
-pub fn run(a: &ReportArgs) -> u8 {
-    let (run, rules, _) = match load_study(&a.study) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
+    let (run, rules, _) = load_study(&a.study)?;
     let report = crate::report::tables::build(&run, &rules);
     let text = match a.format {
         ReportFormat::Table => {
@@ -141,19 +117,12 @@ pub fn run(a: &ReportArgs) -> u8 {
         ReportFormat::Markdown => crate::report::render::markdown(&report),
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
     };
-    if let Err(e) = super::output::print_stdout(&text) {
-        eprintln!("error: failed to write the report: {e}");
-        return exit::IO;
-    }
+    super::output::print_stdout(&text).map_err(|e| CliError::write("the report", e))?;
     if let Some(dir) = &a.out {
         let charts = ChartFormats { svg: a.charts.iter().any(|c| c == "svg"), png: a.charts.iter().any(|c| c == "png") };
-        match crate::report::export::write_all(dir, &run, &report, charts) {
-            Ok(files) => eprintln!("coroner report: wrote {} files to {}", files.len(), dir.display()),
-            Err(e) => {
-                eprintln!("error: failed to write the report to {}: {e}", dir.display());
-                return exit::IO;
-            }
-        }
+        let files = crate::report::export::write_all(dir, &run, &report, charts)
+            .map_err(|e| CliError::write(format!("the report to {}", dir.display()), e))?;
+        super::output::print_stderr(&format!("coroner report: wrote {} files to {}\n", files.len(), dir.display()));
     }
-    if run.quarantined() > 0 { exit::PARTIAL } else { exit::SUCCESS }
+    Ok(Done::partial_if(run.quarantined() > 0))
 }

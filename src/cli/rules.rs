@@ -1,11 +1,15 @@
-//! `coroner rules`: the taxonomy and its documentation.
+//! `coroner rules`: the taxonomy, the harness profiles and their interpretation tables, and
+//! the documentation of each.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::exit;
-use crate::rules::Rules;
+use super::{CliError, Done};
+use crate::rules::meanings::{Entry, Table};
+use crate::rules::{Profile, Rules};
 
 /// Show the failure taxonomy, its rules and the harness profiles.
 #[derive(Debug, Args)]
@@ -19,44 +23,35 @@ pub struct RulesArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum RulesCommand {
-    /// List the classes in precedence order, the rules for each, the flags and the profiles.
+    /// List the classes in precedence order, the rules for each, the flags, and the profiles
+    /// with how many interpretation entries each has.
     List,
-    /// Explain a class, a rule or a flag: what it detects, why it matters, an example.
+    /// Explain a class, a rule or a flag (what it detects, why it matters, an example); a
+    /// harness profile (its tools and its interpretation tables in the order they are tried);
+    /// or one interpretation entry (and the profiles it belongs to).
     Explain {
-        /// A class (`budget_exhausted`), a rule (`resign-silent`) or a flag (`unverified`).
+        /// A class (`budget_exhausted`), a rule (`resign-silent`), a flag (`unverified`), a
+        /// profile or harness name (`mini-swe-agent`, `terminus-2`, `default`), or an
+        /// interpretation entry (`mini-limits-exceeded`).
         name: String,
     },
 }
 
-pub fn run(a: &RulesArgs) -> u8 {
-    let rules = match Rules::load(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
+pub fn run(a: &RulesArgs) -> Result<Done, CliError> {
+    let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
+    let text = match &a.command {
+        RulesCommand::List => list(&rules),
+        RulesCommand::Explain { name } => explain(&rules, name).ok_or_else(|| {
+            CliError::usage(format!("failed to find a class, rule, flag, profile or interpretation entry named `{name}`"))
+                .with_help("`coroner rules list` shows them all")
+        })?,
     };
-    match &a.command {
-        RulesCommand::List => {
-            print!("{}", list(&rules));
-            exit::SUCCESS
-        }
-        RulesCommand::Explain { name } => match explain(&rules, name) {
-            Some(text) => {
-                print!("{text}");
-                exit::SUCCESS
-            }
-            None => {
-                eprintln!("error: failed to find a class, rule or flag named `{name}`\n  help: `coroner rules list` shows them all");
-                exit::USAGE
-            }
-        },
-    }
+    super::output::print_stdout(&text).map_err(|e| CliError::write("the rules", e))?;
+    Ok(Done::Success)
 }
 
 #[must_use]
 pub fn list(rules: &Rules) -> String {
-    use std::fmt::Write as _;
     let mut out = String::from("Classes, in precedence order (the first that matches is the primary class):\n");
     for (i, id) in rules.taxonomy.precedence.iter().enumerate() {
         let c = rules.taxonomy.class(id).expect("precedence lists classes");
@@ -70,9 +65,13 @@ pub fn list(rules: &Rules) -> String {
         let rs: Vec<&str> = rules.taxonomy.rules.iter().filter(|r| r.supports == *f).map(|r| r.id.as_str()).collect();
         let _ = writeln!(out, "  {:<24} {}", f, if rs.is_empty() { "(set by the class rules)".to_string() } else { rs.join(", ") });
     }
-    out.push_str("\nHarness profiles:\n");
+    out.push_str("\nHarness profiles (`coroner rules explain NAME` shows one, its interpretation entries in order):\n");
+    let sources = Sources::of(rules);
     for p in rules.profiles.values() {
-        let _ = writeln!(out, "  {:<16} {}", p.name, p.description);
+        let total = p.meanings.entries.len();
+        let own = p.meanings.entries.iter().filter(|e| sources.is_own(p, e)).count();
+        let entries = if own == total { format!("{total} entries") } else { format!("{total} entries ({own} own)") };
+        let _ = writeln!(out, "  {:<16} {:<20} {}", p.name, entries, p.description);
     }
     out
 }
@@ -118,5 +117,265 @@ pub fn explain(rules: &Rules, name: &str) -> Option<String> {
             }
         ));
     }
-    None
+    let sources = Sources::of(rules);
+    if let Some(p) = find_profile(rules, name) {
+        return Some(explain_profile(p, &sources));
+    }
+    explain_entry(rules, &sources, name)
+}
+
+/// A profile by its name, else by a harness name it covers (case-insensitive, as
+/// `Rules::profile_for`, but without falling back to `default`).
+fn find_profile<'r>(rules: &'r Rules, name: &str) -> Option<&'r Profile> {
+    rules.profiles.get(name).or_else(|| {
+        rules.profiles.values().find(|p| p.name.eq_ignore_ascii_case(name) || p.harnesses.iter().any(|h| h.eq_ignore_ascii_case(name)))
+    })
+}
+
+/// The file each profile was read from and whether it is a runner's. `Profile` keeps neither
+/// (its entries keep their file), so the profile files in force are read again for their
+/// `name` and `runner` keys: the built-ins from the binary, the rest from disk.
+#[derive(Debug, Default)]
+struct Sources {
+    /// Profile name → (file, runner).
+    by_name: BTreeMap<String, (String, bool)>,
+}
+
+#[derive(serde::Deserialize)]
+struct NameAndRole {
+    name: String,
+    #[serde(default)]
+    runner: bool,
+}
+
+impl Sources {
+    fn of(rules: &Rules) -> Self {
+        let builtin = crate::rules::load::BUILTIN_PROFILES;
+        let mut by_name = BTreeMap::new();
+        // `Rules::files` is the taxonomy, then the built-in profiles, then those of `--rules
+        // DIR`; a later file with the same name replaces an earlier one, as when loading.
+        for (i, file) in rules.files.iter().enumerate().skip(1) {
+            let text = match builtin.get(i - 1) {
+                Some((f, t)) if f == file => Some((*t).to_string()),
+                _ => std::fs::read_to_string(file).ok(),
+            };
+            if let Some(raw) = text.and_then(|t| toml::from_str::<NameAndRole>(&t).ok()) {
+                by_name.insert(raw.name, (file.clone(), raw.runner));
+            }
+        }
+        Self { by_name }
+    }
+
+    fn file(&self, profile: &str) -> Option<&str> {
+        self.by_name.get(profile).map(|(f, _)| f.as_str())
+    }
+
+    /// The profile whose file holds `entry`.
+    fn owner(&self, entry: &Entry) -> Option<&str> {
+        self.by_name.iter().find(|(_, (f, _))| *f == entry.file).map(|(n, _)| n.as_str())
+    }
+
+    fn is_runner(&self, profile: &str) -> bool {
+        self.by_name.get(profile).is_some_and(|(_, r)| *r)
+    }
+
+    /// Whether `entry` is written in `p`'s own file (not in `default`'s or a runner's).
+    fn is_own(&self, p: &Profile, entry: &Entry) -> bool {
+        self.file(&p.name).map_or_else(|| self.owner(entry).is_none(), |f| f == entry.file)
+    }
+
+    /// Where an entry of `p` comes from when not from `p` itself: "from default.toml",
+    /// "from runner harbor, harbor.toml".
+    fn origin(&self, p: &Profile, entry: &Entry) -> Option<String> {
+        if self.is_own(p, entry) {
+            return None;
+        }
+        let base = entry.file.rsplit('/').next().unwrap_or(&entry.file);
+        Some(match self.owner(entry) {
+            Some("default") => format!("from {base}"),
+            Some(r) if self.is_runner(r) => format!("from runner {r}, {base}"),
+            Some(o) => format!("from {o}, {base}"),
+            None => format!("from {}", entry.file),
+        })
+    }
+}
+
+/// What a table's entries read, in one line.
+fn table_purpose(t: Table) -> &'static str {
+    match t {
+        Table::Status => "a status string the harness recorded as how the run ended",
+        Table::Error => "an error text that ended the run; an error no entry explains is a harness error",
+        Table::LogLine => "a line of the harness's own log that says what stopped the run",
+        Table::UnknownTool => "a tool result rejecting a call as naming no tool",
+        Table::FormatError => "what the harness says when a reply did not parse into an action",
+    }
+}
+
+/// The width lists are wrapped to.
+const WIDTH: usize = 100;
+
+/// `items` joined with commas and wrapped to `WIDTH`, the lines after the first indented by
+/// `indent` (where the first one starts).
+fn wrapped(items: &[String], indent: usize) -> String {
+    let mut lines = vec![String::new()];
+    for (i, item) in items.iter().enumerate() {
+        let sep = if i + 1 < items.len() { "," } else { "" };
+        if lines.last().is_some_and(|l| !l.is_empty() && indent + l.len() + 1 + item.len() + sep.len() > WIDTH) {
+            lines.push(String::new());
+        }
+        let line = lines.last_mut().expect("one line at least");
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(item);
+        line.push_str(sep);
+    }
+    lines.join(&format!("\n{:indent$}", ""))
+}
+
+fn explain_profile(p: &Profile, sources: &Sources) -> String {
+    let mut out = format!("profile {}\n\n{}\n\n", p.name, p.description);
+    let field = |out: &mut String, k: &str, v: &str| {
+        let _ = writeln!(out, "  {k:<20} {v}");
+    };
+    let list = |out: &mut String, k: &str, items: &[String]| {
+        field(out, k, &if items.is_empty() { "—".to_string() } else { wrapped(items, 23) });
+    };
+    field(&mut out, "file", sources.file(&p.name).unwrap_or("(unknown)"));
+    if sources.is_runner(&p.name) {
+        field(&mut out, "runner", "yes: its tables hold for every harness it runs");
+    }
+    if !p.harnesses.is_empty() {
+        list(&mut out, "harness names", &p.harnesses);
+    }
+    if p.name != "default" {
+        let mut over = vec![format!("default ({})", sources.file("default").unwrap_or("(unknown)"))];
+        over.extend(
+            sources.by_name.iter().filter(|(n, (_, runner))| *runner && **n != p.name).map(|(n, (f, _))| format!("runner {n} ({f})")),
+        );
+        list(&mut out, "merged over", &over);
+    }
+    field(&mut out, "task kind", &p.task_kind);
+    if let Some(n) = p.step_limit {
+        field(&mut out, "step limit", &n.to_string());
+    }
+    if p.final_reply_is_answer {
+        field(&mut out, "final reply", "a reply without an action is the answer");
+    }
+
+    out.push_str(if p.name == "default" { "\nTools\n" } else { "\nTools (this profile's and default's lists together)\n" });
+    list(&mut out, "shell", &p.shell_tools);
+    let mutating: Vec<String> = p
+        .mutate_tools
+        .iter()
+        .map(|m| match &m.arg {
+            Some((arg, vals)) => format!("{}:{arg}={}", m.name, vals.join("|")),
+            None => m.name.clone(),
+        })
+        .collect();
+    list(&mut out, "mutating", &mutating);
+    list(&mut out, "verifying", &p.verify_tools);
+    list(&mut out, "finishing", &p.finish_tools);
+    if !p.finish_commands.list.is_empty() {
+        let cmds: Vec<String> = p.finish_commands.list.iter().map(|r| format!("~ {}", r.as_str())).collect();
+        field(&mut out, "finishing commands", &cmds.join("\n                       "));
+    }
+    list(&mut out, "escalating", &p.escalate_tools);
+    if !p.dynamic_namespaces.is_empty() {
+        list(&mut out, "dynamic namespaces", &p.dynamic_namespaces);
+    }
+    if !p.tools.is_empty() {
+        list(&mut out, "registry", &p.tools);
+    }
+
+    let _ = writeln!(
+        out,
+        "\nInterpretation tables: {} entries, each table in the order its entries are tried (this profile's own, then the runners', then default's)",
+        p.meanings.entries.len()
+    );
+    for t in Table::ALL {
+        let entries: Vec<&Entry> = p.meanings.table(t).collect();
+        let _ = writeln!(
+            out,
+            "\n[[{}]] — {} ({} {})",
+            t.key(),
+            table_purpose(t),
+            entries.len(),
+            if entries.len() == 1 { "entry" } else { "entries" }
+        );
+        for e in entries {
+            let origin = sources.origin(p, e).map(|o| format!("   ({o})")).unwrap_or_default();
+            let _ = writeln!(out, "  {}{origin}", e.id);
+            for line in entry_lines(e) {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
+    out
+}
+
+/// An entry's facts, one per line: the matcher, the field it reads (any when none is given), what it means and who enforced
+/// it, the hook, the detail.
+fn entry_lines(e: &Entry) -> Vec<String> {
+    let mut lines = vec![e.shown()];
+    if let Some(f) = &e.field {
+        lines.push(format!("field     {f}"));
+    }
+    match (e.means, e.table) {
+        (Some(m), _) => lines.push(format!("means     {}", m.name())),
+        (None, Table::UnknownTool) => lines.push("means     the call named no tool the harness has".into()),
+        (None, _) => lines.push("means     the reply did not parse into an action".into()),
+    }
+    match (e.by, e.means.and_then(|m| m.default_enforcer())) {
+        (Some(b), _) => lines.push(format!("enforcer  {}", crate::util::snake(&b))),
+        (None, Some(d)) => lines.push(format!("enforcer  {} (the default for this budget)", crate::util::snake(&d))),
+        (None, None) => {}
+    }
+    if let Some(h) = &e.hook {
+        lines.push(format!("hook      {h}"));
+    }
+    if let Some(d) = &e.detail {
+        lines.push(format!("detail    {d}"));
+    }
+    if e.gave_up {
+        lines.push("gave up   the agent finished without completing the task".into());
+    }
+    if e.errors_only {
+        lines.push("reads     only results the format marked as errors".into());
+    }
+    lines
+}
+
+/// One interpretation entry: each definition of `id` (two harness profiles may each have one),
+/// with the profiles it is in force in.
+fn explain_entry(rules: &Rules, sources: &Sources, id: &str) -> Option<String> {
+    // file → (the entry, the profiles holding it).
+    let mut defs: BTreeMap<&str, (&Entry, Vec<&str>)> = BTreeMap::new();
+    for p in rules.profiles.values() {
+        if let Some(e) = p.meanings.get(id) {
+            defs.entry(e.file.as_str()).or_insert_with(|| (e, Vec::new())).1.push(&p.name);
+        }
+    }
+    if defs.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (file, (e, profiles)) in defs {
+        let owner = sources.owner(e);
+        let _ = writeln!(out, "interpretation entry {} — [[{}]] of {file}", e.id, e.table.key());
+        let _ = writeln!(out, "  {}\n", table_purpose(e.table));
+        for line in entry_lines(e) {
+            let _ = writeln!(out, "  {line}");
+        }
+        let defined = match owner {
+            Some("default") => "defined in default, so it holds in every profile, after the profile's own entries".to_string(),
+            Some(r) if sources.is_runner(r) => format!("defined in runner profile {r}, so it holds for every harness the runner runs"),
+            Some(o) => format!("defined in profile {o}"),
+            None => format!("defined in {file}"),
+        };
+        let profiles: Vec<String> = profiles.iter().map(ToString::to_string).collect();
+        let label = if profiles.len() == 1 { "in force in profile: " } else { "in force in profiles: " };
+        let _ = writeln!(out, "\n  {defined}\n  {label}{}\n", wrapped(&profiles, 2 + label.len()));
+    }
+    Some(out)
 }

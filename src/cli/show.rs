@@ -1,11 +1,11 @@
 //! `coroner show`: one trajectory in the terminal, with the steps its verdict rests on marked.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::exit;
+use super::{CliError, Done};
 use crate::ingest::IngestOptions;
 use crate::model::Trajectory;
 use crate::report::sanitize;
@@ -45,7 +45,7 @@ pub struct ShowArgs {
     pub classify: super::classify::ClassifyOptions,
 }
 
-pub fn run(a: &ShowArgs) -> u8 {
+pub fn run(a: &ShowArgs) -> Result<Done, CliError> {
     let (path, token) = split_target(&a.trajectory);
     let selector = match (&a.id, &a.task, a.index, token) {
         (Some(id), _, _, _) => Selector::Id(id.clone()),
@@ -54,67 +54,41 @@ pub fn run(a: &ShowArgs) -> u8 {
         (_, _, _, Some(tok)) => Selector::Token(tok),
         _ => Selector::Only,
     };
-    let c = match a.classify.classifier() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    let c = a.classify.classifier()?;
     let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
     let mut trajs: Vec<Trajectory> = Vec::new();
-    let summary = match crate::pipeline::run(&opts, &c.rules, &mut |t| {
+    // Nothing is written while reading, so any failure here is about the input.
+    let summary = crate::pipeline::run(&opts, &c.rules, &mut |t| {
         trajs.push(t);
         Ok(())
-    }) {
-        Ok(s) => s,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+    })
+    .map_err(CliError::invalid)?;
     if trajs.is_empty() {
-        for d in &summary.diagnostics {
-            super::print_diagnostic(d);
-        }
-        eprintln!("error: failed to find a trajectory in {}", sanitize::terminal(&path));
-        return if summary.is_partial() { exit::PARTIAL } else { exit::USAGE };
+        super::output::print_diagnostics(&summary.diagnostics);
+        let message = format!("failed to find a trajectory in {}", sanitize::terminal(&path));
+        return Err(if summary.is_partial() {
+            CliError::quarantined(message).with_help("every input that could hold one was quarantined; the diagnostics above say why")
+        } else {
+            CliError::usage(message).with_help("name a transcript file or run directory that `coroner ingest` reads")
+        });
     }
-    let i = match select(&trajs, &selector) {
-        Ok(i) => i,
-        Err(e) => {
-            let _ = write!(
-                std::io::stderr().lock(),
-                "error: failed to choose a trajectory in {}: {}\n{}",
-                sanitize::terminal(&path),
-                sanitize::terminal(&e.message),
-                listing(&trajs, &e.candidates)
-            );
-            return exit::USAGE;
-        }
-    };
+    let i = select(&trajs, &selector).map_err(|e| {
+        CliError::usage(format!("failed to choose a trajectory in {}: {}", sanitize::terminal(&path), sanitize::terminal(&e.message)))
+            .with_after(listing(&trajs, &e.candidates))
+    })?;
     let t = &trajs[i];
     let v = c.classify(t);
     let color = a.format == Format::Text && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let text = match render(t, &v, &ShowOptions { format: a.format, color, step: a.step, blind: a.blind }) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("error: failed to write: {e}");
-            return exit::IO;
-        }
-        _ => {}
-    }
+    let text = render(t, &v, &ShowOptions { format: a.format, color, step: a.step, blind: a.blind })
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    super::output::print_stdout(&text).map_err(|e| CliError::io(format!("failed to write: {e}")))?;
     if summary.is_partial() {
-        eprintln!(
-            "note: {} files and {} records of {} were quarantined (`coroner ingest` says why)",
+        super::output::note(&format!(
+            "{} files and {} records of {} were quarantined (`coroner ingest` says why)",
             summary.quarantined_files(),
             summary.quarantined_records,
             sanitize::terminal(&path)
-        );
+        ));
     }
-    exit::SUCCESS
+    Ok(Done::Success)
 }

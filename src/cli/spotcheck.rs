@@ -1,14 +1,13 @@
 //! `coroner spotcheck`: draw a blind sample to label by hand, score the labels against the
 //! classifier, audit a set of human labels.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::classify::ClassifyOptions;
+use super::{CliError, Done};
 use crate::classify::Classifier;
-use crate::exit;
 use crate::ingest::IngestOptions;
 use crate::model::Verdict;
 use crate::report::sanitize;
@@ -123,7 +122,7 @@ pub struct AuditArgs {
     pub format: AuditFormat,
 }
 
-pub fn run(a: &SpotcheckArgs) -> u8 {
+pub fn run(a: &SpotcheckArgs) -> Result<Done, CliError> {
     match &a.command {
         SpotcheckCommand::Sample(s) => run_sample(s),
         SpotcheckCommand::Score(s) => run_score(s),
@@ -138,7 +137,7 @@ fn classify_all<T: Send>(
     inputs: &[PathBuf],
     quiet: bool,
     map: &(dyn Fn(&crate::model::Trajectory, Verdict) -> T + Sync),
-) -> Result<(Vec<T>, bool), u8> {
+) -> Result<(Vec<T>, bool), CliError> {
     let opts = IngestOptions { inputs: inputs.to_vec(), verdicts: o.verdicts.clone(), ..IngestOptions::default() };
     let mut out = Vec::new();
     let summary = crate::pipeline::run_map(
@@ -153,14 +152,9 @@ fn classify_all<T: Send>(
             Ok(())
         },
     )
-    .map_err(|e| {
-        super::print_diagnostic(&e);
-        exit::USAGE
-    })?;
+    .map_err(CliError::invalid)?;
     if !quiet {
-        for d in &summary.diagnostics {
-            super::print_diagnostic(d);
-        }
+        super::output::print_diagnostics(&summary.diagnostics);
     }
     Ok((out, summary.is_partial()))
 }
@@ -168,20 +162,14 @@ fn classify_all<T: Send>(
 /// The inputs to classify, each with the options it is classified with: a study file stands for
 /// its arms' inputs, each with the arm's registry, verdicts and budgets added to the command
 /// line's.
-fn input_groups(inputs: &[PathBuf], o: &ClassifyOptions) -> Result<Vec<(PathBuf, ClassifyOptions)>, u8> {
+fn input_groups(inputs: &[PathBuf], o: &ClassifyOptions) -> Result<Vec<(PathBuf, ClassifyOptions)>, CliError> {
     let mut out = Vec::new();
     for input in inputs {
         if !(input.is_file() && input.extension().is_some_and(|e| e == "toml")) {
             out.push((input.clone(), o.clone()));
             continue;
         }
-        let arms = match crate::study::Study::load(input) {
-            Ok((_, arms)) => arms,
-            Err(e) => {
-                super::print_diagnostic(&e);
-                return Err(exit::USAGE);
-            }
-        };
+        let (_, arms) = crate::study::Study::load(input).map_err(CliError::invalid)?;
         for arm in arms {
             let b = &arm.spec.budget;
             let mut opts = o.clone();
@@ -197,45 +185,29 @@ fn input_groups(inputs: &[PathBuf], o: &ClassifyOptions) -> Result<Vec<(PathBuf,
     Ok(out)
 }
 
-fn run_sample(a: &SampleArgs) -> u8 {
+fn run_sample(a: &SampleArgs) -> Result<Done, CliError> {
     let key_path = a.key.clone().unwrap_or_else(|| {
         let stem = a.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sheet".into());
         a.output.with_file_name(format!("{stem}.key.json"))
     });
     if key_path == a.output {
-        eprintln!("error: failed to write the key: it would overwrite the sheet {}\n  help: give --key another file", a.output.display());
-        return exit::USAGE;
+        return Err(CliError::usage(format!("failed to write the key: it would overwrite the sheet {}", a.output.display()))
+            .with_help("give --key another file"));
     }
-    let groups = match input_groups(&a.inputs, &a.classify) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
+    let groups = input_groups(&a.inputs, &a.classify)?;
     // One input at a time, so each item's `show` command names the input it came from and
     // reads it the same way (a coroner JSONL's records carry their original source paths).
     let (mut verdicts, mut input_of, mut partial) = (Vec::new(), Vec::new(), false);
     let mut rules = None;
     for (k, (input, opts)) in groups.iter().enumerate() {
-        let c = match opts.classifier() {
-            Ok(c) => c,
-            Err(code) => return code,
-        };
-        match classify_all(&c, opts, std::slice::from_ref(input), a.quiet, &|_, v| v) {
-            Ok((vs, p)) => {
-                input_of.extend(std::iter::repeat_n(k, vs.len()));
-                verdicts.extend(vs);
-                partial |= p;
-            }
-            Err(code) => return code,
-        }
+        let c = opts.classifier()?;
+        let (vs, p) = classify_all(&c, opts, std::slice::from_ref(input), a.quiet, &|_, v| v)?;
+        input_of.extend(std::iter::repeat_n(k, vs.len()));
+        verdicts.extend(vs);
+        partial |= p;
         rules.get_or_insert(c.rules);
     }
-    let rules = match rules.map_or_else(|| crate::rules::Rules::load(a.classify.rules.as_deref()), Ok) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+    let rules = rules.map_or_else(|| crate::rules::Rules::load(a.classify.rules.as_deref()), Ok).map_err(CliError::invalid)?;
     let o = SampleOptions { per_class: a.per_class, passed: a.passed, seed: a.seed };
     let (chosen, strata) = sample::draw(&verdicts, &rules.taxonomy.precedence, &o);
     let mut rows = Vec::new();
@@ -267,10 +239,7 @@ fn run_sample(a: &SampleArgs) -> u8 {
         items,
     };
     for (path, text) in [(&a.output, sample::sheet_csv(&rows)), (&key_path, sample::key_json(&key))] {
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return exit::IO;
-        }
+        std::fs::write(path, text).map_err(|e| CliError::write(path.display(), e))?;
     }
     let mut msg = format!("coroner spotcheck sample: {} items from {} trajectories (seed {})\n", rows.len(), verdicts.len(), a.seed);
     for s in &strata {
@@ -284,24 +253,15 @@ fn run_sample(a: &SampleArgs) -> u8 {
     if rows.is_empty() {
         msg.push_str("  warning: nothing to sample: no failed trajectory (and no passed one asked for)\n");
     }
-    let _ = write!(std::io::stderr().lock(), "{msg}");
-    if partial { exit::PARTIAL } else { exit::SUCCESS }
+    super::output::print_stderr(&msg);
+    Ok(Done::partial_if(partial))
 }
 
-fn run_score(a: &ScoreArgs) -> u8 {
-    let rules = match crate::rules::Rules::load(a.rules.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
+fn run_score(a: &ScoreArgs) -> Result<Done, CliError> {
+    let rules = crate::rules::Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     let (sheet, key) = match (score::read_sheet(&a.sheet), score::read_key(&a.key)) {
         (Ok(s), Ok(k)) => (s, k),
-        (Err(e), _) | (_, Err(e)) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(CliError::invalid(e)),
     };
     let s = score::score(&sheet, &key, &Vocabulary::new(&rules.taxonomy.precedence), &rules.digest);
     let text = match a.format {
@@ -309,55 +269,28 @@ fn run_score(a: &ScoreArgs) -> u8 {
         ScoreFormat::Markdown => score::render_markdown(&s),
         ScoreFormat::Json => serde_json::to_string_pretty(&s).unwrap_or_default() + "\n",
     };
-    print_out(&text)
+    print_out(&text)?;
+    Ok(Done::Success)
 }
 
-fn run_audit(a: &AuditArgs) -> u8 {
-    let rows = match audit::read_labels(&a.labels) {
-        Ok(r) => r,
-        Err(e) => {
-            super::print_diagnostic(&e);
-            return exit::USAGE;
-        }
-    };
-    let c = match a.classify.classifier() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+fn run_audit(a: &AuditArgs) -> Result<Done, CliError> {
+    let rows = audit::read_labels(&a.labels).map_err(CliError::invalid)?;
+    let c = a.classify.classifier()?;
     let limit = a.classify.step_limit;
-    let (facts, partial) = match classify_all(&c, &a.classify, &a.runs, false, &|t, v| {
+    let (facts, partial) = classify_all(&c, &a.classify, &a.runs, false, &|t, v| {
         let step_limit = limit.or(c.rules.profile_for(&t.harness).step_limit);
         Facts::of(t, &v, step_limit)
-    }) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+    })?;
     let report = audit::audit(&rows, &facts, &Vocabulary::new(&c.rules.taxonomy.precedence));
     let text = match a.format {
         AuditFormat::Text => audit::render_text(&report),
         AuditFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
     };
-    let code = print_out(&text);
-    if code != exit::SUCCESS {
-        return code;
-    }
-    if !report.is_clean() {
-        exit::GATE
-    } else if partial {
-        exit::PARTIAL
-    } else {
-        exit::SUCCESS
-    }
+    print_out(&text)?;
+    Ok(if report.is_clean() { Done::partial_if(partial) } else { Done::Gate })
 }
 
 /// Writes to stdout; a closed pipe is success.
-fn print_out(text: &str) -> u8 {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("error: failed to write: {e}");
-            exit::IO
-        }
-        _ => exit::SUCCESS,
-    }
+fn print_out(text: &str) -> Result<(), CliError> {
+    super::output::print_stdout(text).map_err(|e| CliError::io(format!("failed to write: {e}")))
 }
