@@ -1,5 +1,5 @@
 //! Small pieces every adapter needs: text from content parts, arguments that may be JSON
-//! inside a string, timestamps, and a blank record to fill.
+//! inside a string, numbers that may be written as strings.
 
 use serde_json::Value;
 
@@ -54,18 +54,6 @@ pub fn tool_call(id: Option<String>, name: impl Into<String>, args: &Value) -> T
     ToolCall { id, name: name.into(), arguments, raw_arguments }
 }
 
-/// Tool names that end a run by the agent's own choice, across the harnesses coroner reads.
-/// Used only to tell "finished" from "stopped"; the classifier's harness profiles refine it.
-pub const FINISH_TOOLS: &[&str] =
-    &["finish", "submit", "mark_task_complete", "task_complete", "attempt_completion", "complete_task", "exit", "done", "final_answer"];
-
-#[must_use]
-pub fn is_finish_tool(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    FINISH_TOOLS.contains(&n.as_str())
-}
-
-/// A number from a JSON value that may be an integer, a float or a numeric string.
 #[must_use]
 pub fn num(v: Option<&Value>) -> Option<f64> {
     match v? {
@@ -82,20 +70,6 @@ pub fn uint(v: Option<&Value>) -> Option<u64> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-}
-
-#[must_use]
-pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-/// The first number in `text` after `after` ("timed out after 600.0 seconds" → 600).
-#[must_use]
-pub fn number_after(text: &str, after: &str) -> Option<f64> {
-    let i = text.find(after)? + after.len();
-    let rest = text[i..].trim_start();
-    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-    rest[..end].trim_end_matches('.').parse().ok()
 }
 
 #[cfg(test)]
@@ -116,10 +90,5 @@ mod tests {
         let bad = tool_call(None, "shell", &Value::String("{oops".into()));
         assert_eq!(bad.raw_arguments.as_deref(), Some("{oops"));
         assert!(bad.arguments.is_null());
-    }
-
-    #[test]
-    fn numbers_after_words() {
-        assert_eq!(number_after("Agent execution timed out after 600.0 seconds", "after"), Some(600.0));
     }
 }

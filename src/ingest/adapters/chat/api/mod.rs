@@ -86,23 +86,6 @@ impl Provider {
     }
 }
 
-/// Phrases harnesses answer a call to a tool they do not have with (Claude Code's "No such tool
-/// available", Codex's "unsupported call", pydantic-ai's "Unknown tool name", ...).
-///
-/// Chat logs no longer decide this: interpretation marks rejections with the profile's
-/// `[[unknown_tool]]` entries. It stays while other adapters still call it.
-#[must_use]
-pub fn is_unknown_tool_message(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)(no such tool available|unknown tool|unsupported (custom tool )?call|is not a valid tool|tool .{1,80} (is not registered|not found|does not exist|is not available)|invalid tool name)",
-        )
-        .expect("static regex")
-    })
-    .is_match(text)
-}
-
 /// Declared tools of a request (`tools`: OpenAI functions, Anthropic tools and server tools).
 #[must_use]
 pub fn declared_tools(tools: &Value) -> Option<Vec<DeclaredTool>> {
@@ -175,12 +158,4 @@ fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unknown_tool_phrases() {
-        assert!(is_unknown_tool_message("No such tool available: Foo"));
-        assert!(is_unknown_tool_message("Unknown tool name: 'x'. Available tools: 'a'"));
-        assert!(is_unknown_tool_message("unsupported call: apply"));
-        assert!(!is_unknown_tool_message("File not found"));
-    }
 }
