@@ -113,7 +113,7 @@ fn harbor_exceptions_map_to_budgets_and_infrastructure() {
         (t.kind, t.budget, t.enforced_by, t.limit),
         (TerminationKind::Budget, Some(Budget::WallTime), Some(Enforcer::Benchmark), Some(600.0))
     );
-    assert_eq!(t.rule.as_deref(), Some("harbor-agent-timeout"));
+    assert_eq!(t.rule.as_deref(), Some("harbor-agent-timeout-exception"));
     assert_eq!(end("ContextLengthExceededError", "").budget, Some(Budget::Context));
     assert_eq!(end("OutputLengthExceededError", "").budget, Some(Budget::OutputTokens));
     for infra in [
@@ -145,7 +145,7 @@ fn harbor_trials_record_the_exception_as_signals_and_interpretation_decides() {
     assert_eq!(timeout.signals.errors[0].text, "Agent execution timed out after 900.0 seconds");
     assert_eq!(timeout.signals.consumed.wall_seconds, Some(899.0));
     let term = &timeout.termination;
-    assert_eq!((term.limit, term.consumed, term.rule.as_deref()), (Some(900.0), Some(899.0), Some("harbor-agent-timeout")));
+    assert_eq!((term.limit, term.consumed, term.rule.as_deref()), (Some(900.0), Some(899.0), Some("harbor-agent-timeout-exception")));
     let docker = ts.iter().find(|t| t.task_id == "build-site").unwrap();
     assert_eq!(
         (docker.termination.kind, docker.termination.rule.as_deref()),

@@ -88,6 +88,15 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
             s
         }
     };
+    // Another signal with the same meaning may carry the amounts the chosen one does not
+    // (Harbor's `AgentTimeoutError` status, and its message "timed out after 600 seconds").
+    if let Some(c) = chosen {
+        let same = status.iter().chain(&errors).chain(&logs).filter(|o| o.meaning == c.meaning);
+        for o in same {
+            term.limit = term.limit.or(o.hit.limit);
+            term.consumed = term.consumed.or(o.hit.consumed);
+        }
+    }
     if let Some(h) = chosen.and_then(|c| c.entry).and_then(|e| e.hook.as_deref()) {
         hooks::run(h, t, &mut term);
     }
@@ -132,7 +141,7 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
     let last = t.steps.iter().rposition(|s| s.is_main_agent() && s.role == Role::Assistant);
     let Some(i) = last else { return Termination::unknown() };
     let s = &t.steps[i];
-    if let Some(c) = s.tool_calls.iter().find(|c| p.is_finish(&c.name)) {
+    if let Some(c) = s.tool_calls.iter().find(|c| p.is_finish(&c.name) || finishes_by_command(c, p)) {
         let mut term = Termination::of(TerminationKind::AgentFinished);
         term.raw = Some(format!("tool:{}", c.name));
         term.source = Some("last agent step".into());
@@ -157,6 +166,16 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
     };
     term.source = Some("last agent step".into());
     term
+}
+
+/// A shell call whose command is the harness's finish protocol (mini-swe-agent echoes its
+/// submit marker).
+fn finishes_by_command(c: &crate::model::ToolCall, p: &Profile) -> bool {
+    p.is_shell(&c.name)
+        && p.shell_arguments
+            .iter()
+            .filter_map(|a| c.arguments.get(a).and_then(serde_json::Value::as_str))
+            .any(|cmd| p.finish_commands.is_match(cmd))
 }
 
 /// Limit and consumption of the budget that fired, from what the format recorded, when the
