@@ -132,38 +132,16 @@ fn find_profile<'r>(rules: &'r Rules, name: &str) -> Option<&'r Profile> {
     })
 }
 
-/// The file each profile was read from and whether it is a runner's. `Profile` keeps neither
-/// (its entries keep their file), so the profile files in force are read again for their
-/// `name` and `runner` keys: the built-ins from the binary, the rest from disk.
+/// The file each profile was read from and whether it is a runner's, by name.
 #[derive(Debug, Default)]
 struct Sources {
     /// Profile name → (file, runner).
     by_name: BTreeMap<String, (String, bool)>,
 }
 
-#[derive(serde::Deserialize)]
-struct NameAndRole {
-    name: String,
-    #[serde(default)]
-    runner: bool,
-}
-
 impl Sources {
     fn of(rules: &Rules) -> Self {
-        let builtin = crate::rules::load::BUILTIN_PROFILES;
-        let mut by_name = BTreeMap::new();
-        // `Rules::files` is the taxonomy, then the built-in profiles, then those of `--rules
-        // DIR`; a later file with the same name replaces an earlier one, as when loading.
-        for (i, file) in rules.files.iter().enumerate().skip(1) {
-            let text = match builtin.get(i - 1) {
-                Some((f, t)) if f == file => Some((*t).to_string()),
-                _ => std::fs::read_to_string(file).ok(),
-            };
-            if let Some(raw) = text.and_then(|t| toml::from_str::<NameAndRole>(&t).ok()) {
-                by_name.insert(raw.name, (file.clone(), raw.runner));
-            }
-        }
-        Self { by_name }
+        Self { by_name: rules.profiles.values().map(|p| (p.name.clone(), (p.file.clone(), p.runner))).collect() }
     }
 
     fn file(&self, profile: &str) -> Option<&str> {

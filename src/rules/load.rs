@@ -404,6 +404,8 @@ impl Rules {
         dp.name.clone_from(&default.name);
         dp.harnesses.clone_from(&default.harnesses);
         dp.description.clone_from(&default.description);
+        dp.file.clone_from(&dfile);
+        dp.runner = false;
         profiles.insert("default".to_string(), dp);
         let digest = {
             use sha2::{Digest, Sha256};

@@ -214,6 +214,10 @@ pub(crate) fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub name: String,
+    /// The file it was read from (its own layer; `default` and the runners are merged under it).
+    pub file: String,
+    /// A runner's profile: its tables join every other profile.
+    pub runner: bool,
     pub harnesses: Vec<String>,
     pub description: String,
     /// `code` (the workspace is the deliverable) or `answer` (a submitted answer is).
@@ -280,6 +284,8 @@ impl Profile {
         };
         Ok(Self {
             name: last.name.clone(),
+            file: layers.last().map(|(f, _, _)| (*f).to_string()).unwrap_or_default(),
+            runner: last.runner,
             harnesses: last.harnesses.clone(),
             description: last.description.clone(),
             task_kind: layers.iter().rev().find_map(|(_, _, r)| r.task_kind.clone()).unwrap_or_else(|| "code".into()),
