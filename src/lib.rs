@@ -1,10 +1,11 @@
 //! coroner determines why AI-agent trajectories fail.
 //!
 //! ```text
-//!  inputs ──► ingest ──► Trajectory ──► classify ──► Verdict ──► report / stats / predict / spotcheck
-//!  (files,    (detect      (model)       ▲
-//!   dirs,      format,                   │
-//!   zips)      adapters)           registry + rules
+//!  inputs ──► ingest ──► Trajectory ──► interpret ──► classify ──► Verdict ──► report / stats / predict / spotcheck
+//!  (files,    (detect,     + signals    (harness       ▲
+//!   dirs,      decode)                   profiles)     │
+//!   zips)                                 ▲         registry
+//!                                         └── rules ───┘
 //! ```
 //!
 //! Data flows one way; each stage is a module with one job, and `model` is the contract

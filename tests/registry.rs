@@ -248,7 +248,7 @@ fn import_cli_writes_a_loadable_registry() {
 
 /// A coroner JSONL run with the cases `diff` tells apart.
 fn sample_run(dir: &Path) -> PathBuf {
-    use coroner::model::{DeclaredTool, Outcome, Provenance, Role, Step, Termination, ToolCall, ToolResult, Trajectory};
+    use coroner::model::{DeclaredTool, Role, Step, ToolCall, ToolResult, Trajectory};
     let call =
         |id: &str, name: &str| ToolCall { id: Some(id.into()), name: name.into(), arguments: serde_json::json!({}), raw_arguments: None };
     let result = |id: &str, is_error: bool, unknown: Option<&str>| ToolResult {

@@ -23,7 +23,7 @@ fn line(t: &Trajectory, v: &Verdict) -> String {
     let mut ev: Vec<String> = v.evidence.iter().map(|e| format!("{}@{:?}", e.rule, e.steps)).collect();
     ev.sort();
     format!(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:?}/{:?}\t{}",
         snake(&v.outcome),
         v.primary.as_deref().unwrap_or("-"),
         v.classes.join(","),
@@ -32,7 +32,8 @@ fn line(t: &Trajectory, v: &Verdict) -> String {
         m.budget.as_ref().map_or_else(|| "-".to_string(), |b| snake(b)),
         m.unknown_tool_calls,
         t.termination.enforced_by.as_ref().map_or_else(|| "-".to_string(), |b| snake(b)),
-        format!("{:?}/{:?}", t.termination.consumed, t.termination.limit),
+        t.termination.consumed,
+        t.termination.limit,
         ev.join(" ")
     )
 }

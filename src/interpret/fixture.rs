@@ -161,7 +161,7 @@ pub fn run(rules: &Rules, file: &FixtureFile) -> Result<Vec<CaseOutcome>, String
             }
             let mut t = case.trajectory(&harness);
             let report = apply(&mut t, p);
-            let fired = report.fired.iter().any(|f| *f == case.entry);
+            let fired = report.fired.contains(&case.entry);
             let wrong_meaning = match &case.means {
                 Some(m) if case.expect == Expect::Fire => {
                     let want = Meaning::parse(m).ok_or_else(|| format!("{}: `{m}` is not a termination", case.name))?;

@@ -154,8 +154,3 @@ fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
