@@ -56,6 +56,8 @@ for r in csv.DictReader(open("candidates.csv")):
     for p in r["fetch"].split(";"):
         if p:
             want[(r["source"], r["repo"], r["commit"])].add(p)
+# The source's own verdict for the Magentic-One runs: the Who&When failures AgentRx annotated.
+want[("agentrx", "microsoft/AgentRx", "f228165b")].add("data/ground_truth/magentic_one_ground_truth.json")
 if sys.argv[1] == "1":
     want[("mini-swebench", "gruckion/mini-swe-agent", "d12a71af")].add("swebench_results/20251118_gemini-3-pro-74pct")
 for (s, repo, commit), paths in sorted(want.items()):

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Scores coroner against the hand labels of the accuracy suite and writes docs/accuracy.md.
+
+Run by bench/accuracy.sh after the data is fetched. Classifies each source directory under
+accuracy/data with coroner, joins every label (accuracy/labels.csv) to its verdict by source file
+and task id, and reports: Cohen's kappa of the primary class with its interval (computed by
+`coroner spotcheck score`, overall and per family), per-class precision and recall, the
+confusion matrix, per-flag precision and recall, unclassified failures, hallucinations of tools
+that existed, every disagreement with both labels, and the flag rates among all failures of the
+500-trajectory SWE-bench run beside the rates read by hand.
+"""
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ACC = ROOT / "accuracy"
+FLAGS = ["unverified", "regressed", "false_done", "edited_tests"]
+CLASSES = [
+    "infrastructure",
+    "budget_exhausted",
+    "hallucinated_tool",
+    "plan_without_execution",
+    "early_resignation",
+    "worked_then_wrong",
+    "unclassified",
+]
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode not in (0, 1, 3):
+        sys.exit(f"{' '.join(map(str, cmd))} exited {r.returncode}:\n{r.stderr[-4000:]}")
+    return r
+
+
+def magentic_verdicts(tmp):
+    """The Magentic-One runs AgentRx annotated are its failures: a verdict file saying so."""
+    gt = ACC / "data/agentrx/data/ground_truth/magentic_one_ground_truth.json"
+    out = Path(tmp) / "magentic-verdicts.csv"
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["task_id", "outcome"])
+        for g in json.load(open(gt)):
+            w.writerow([g["trajectory_id"], "failed"])
+    return out
+
+
+def classify(coroner, tmp):
+    """Verdicts of every source, keyed by source name."""
+    plans = {
+        "mini-swebench": [],
+        "tb-leaderboard": [],
+        "harbor-jobs": [],
+        "agentrx": ["--verdicts", str(magentic_verdicts(tmp))],
+    }
+    out = {}
+    for source, extra in plans.items():
+        d = ACC / "data" / source
+        if not d.is_dir():
+            sys.exit(f"{d} is absent: run accuracy/fetch.sh first")
+        path = Path(tmp) / f"{source}.jsonl"
+        r = run([coroner, "classify", str(d), *extra, "-o", str(path), "-q"])
+        out[source] = [json.loads(l) for l in open(path)]
+        print(f"{source}: {len(out[source])} verdicts ({r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''})", file=sys.stderr)
+    return out
+
+
+def join(labels, verdicts):
+    """label -> verdict, by the label's file (the verdict's first source file) and task id."""
+    pairs, missing = [], []
+    for lab in labels:
+        cands = [
+            v
+            for v in verdicts[lab["source"]]
+            if (v.get("source") or "").endswith("/" + lab["path"]) and v["task_id"] == lab["task_id"]
+        ]
+        if lab["trial"]:
+            cands = [v for v in cands if str(v.get("trial")) == lab["trial"]] or cands
+        if len(cands) >= 1:
+            pairs.append((lab, cands[0]))
+        else:
+            missing.append(lab)
+    return pairs, missing
+
+
+def machine(v):
+    if v["outcome"] == "passed":
+        return "passed"
+    return v.get("primary") or ("unknown outcome" if v["outcome"] == "unknown" else "unclassified")
+
+
+def spotcheck(coroner, pairs, tmp, name):
+    """Kappa, confusion and per-class figures from coroner's own scorer."""
+    sheet = Path(tmp) / f"{name}.csv"
+    key = Path(tmp) / f"{name}.key.json"
+    with open(sheet, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item", "trajectory_id", "human_label"])
+        for i, (lab, v) in enumerate(pairs, 1):
+            w.writerow([i, v["trajectory_id"], lab["primary"]])
+    items = [
+        {
+            "item": i,
+            "trajectory_id": v["trajectory_id"],
+            "task_id": v["task_id"],
+            "outcome": v["outcome"],
+            "primary": v.get("primary"),
+            "classes": v.get("classes", []),
+            "flags": v.get("flags", []),
+        }
+        for i, (lab, v) in enumerate(pairs, 1)
+    ]
+    json.dump(
+        {"coroner_version": "", "seed": 0, "per_class": 0, "passed": 0, "rules_digest": "", "inputs": [], "strata": [], "items": items},
+        open(key, "w"),
+    )
+    r = run([coroner, "spotcheck", "score", str(sheet), "--key", str(key), "--format", "json"])
+    return json.loads(r.stdout)
+
+
+def flag_scores(pairs):
+    rows = []
+    for f in FLAGS:
+        tp = fp = fn = 0
+        for lab, v in pairs:
+            h = f in lab["flags"].split(";")
+            m = f in v.get("flags", [])
+            tp += h and m
+            fp += m and not h
+            fn += h and not m
+        p = tp / (tp + fp) if tp + fp else None
+        r = tp / (tp + fn) if tp + fn else None
+        rows.append((f, tp, fp, fn, p, r))
+    return rows
+
+
+def pct(x):
+    return "–" if x is None else f"{x:.2f}"
+
+
+def kappa_cell(s):
+    k = s["kappa"]
+    if k.get("kappa") is None or k["kappa"] != k["kappa"]:
+        return "n/a (one label only)"
+    lo, hi = k["interval"]["lo"], k["interval"]["hi"]
+    return f"{k['kappa']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def esc(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coroner", required=True)
+    ap.add_argument("--out", default=str(ROOT / "docs/accuracy.md"))
+    ap.add_argument("--commit", default="")
+    a = ap.parse_args()
+    labels = [r for r in csv.DictReader(open(ACC / "labels.csv"))]
+    skipped = [r for r in labels if r["primary"] == "skip"]
+    labels = [r for r in labels if r["primary"] != "skip"]
+    with tempfile.TemporaryDirectory() as tmp:
+        verdicts = classify(a.coroner, tmp)
+        pairs, missing = join(labels, verdicts)
+        overall = spotcheck(a.coroner, pairs, tmp, "all")
+        fams = defaultdict(list)
+        for lab, v in pairs:
+            fams[lab["family"]].append((lab, v))
+        per_family = {f: spotcheck(a.coroner, p, tmp, "fam-" + str(i)) for i, (f, p) in enumerate(sorted(fams.items()))}
+    flags = flag_scores(pairs)
+    unclassified = sum(1 for _, v in pairs if v.get("primary") == "unclassified")
+    halluc_existed = [(lab, v) for lab, v in pairs if v.get("primary") == "hallucinated_tool" and lab["primary"] != "hallucinated_tool"]
+    disagree = [(lab, v) for lab, v in pairs if lab["primary"] != machine(v)]
+
+    # The whole SWE-bench run: flag rates among its failures, beside the rates read by hand.
+    swe = [v for v in verdicts["mini-swebench"] if v["outcome"] == "failed"]
+    swe_labels = [lab for lab in labels if lab["source"] == "mini-swebench"]
+    w = []
+    w.append("# coroner's accuracy on real runs\n")
+    w.append(
+        "Generated by `bench/accuracy.sh` (do not edit by hand). 162 failed trajectories from public runs, drawn by "
+        "`accuracy/choose.py` and labelled by reading them before coroner was run on them (`accuracy/labels.csv`, "
+        "the judgement calls in `accuracy/NOTES.md`); coroner classified them with its built-in rules, and "
+        "`coroner spotcheck score` computed the agreement.\n"
+    )
+    if a.commit:
+        w.append(f"coroner at `{a.commit}`.\n")
+    w.append(
+        f"Labelled: {len(labels)} (and {len(skipped)} skipped because their verdict looks wrong: "
+        + ", ".join(f"n={r['n']}" for r in skipped)
+        + f"); joined to a verdict: {len(pairs)}; not found: {len(missing)}"
+        + (" (" + ", ".join(f"n={m['n']}" for m in missing) + ")" if missing else "")
+        + ".\n"
+    )
+    w.append("## Agreement on the primary class\n")
+    w.append(f"- Cohen's kappa: **{kappa_cell(overall)}** (95% interval), {overall['strength']}")
+    ag = overall["agreement"]
+    w.append(f"- raw agreement: {ag['agreed']}/{ag['n']} = {ag['rate']:.3f}")
+    w.append(f"- unclassified failures: {unclassified}/{len(pairs)} = {unclassified / max(1, len(pairs)):.1%}")
+    w.append(f"- `hallucinated_tool` where the labeller found no hallucination: {len(halluc_existed)}\n")
+    w.append("### Per family\n")
+    w.append("| family | n | kappa [95% interval] | agreement |")
+    w.append("|---|---|---|---|")
+    for f, s in per_family.items():
+        g = s["agreement"]
+        w.append(f"| {f} | {g['n']} | {kappa_cell(s)} | {g['agreed']}/{g['n']} = {g['rate']:.2f} |")
+    w.append("\n### Per class\n")
+    w.append("| class | labelled | coroner | precision | recall |")
+    w.append("|---|---|---|---|---|")
+    lab_n = Counter(lab["primary"] for lab, _ in pairs)
+    mach_n = Counter(machine(v) for _, v in pairs)
+    for c in CLASSES + sorted(set(mach_n) - set(CLASSES)):
+        if not lab_n[c] and not mach_n[c]:
+            continue
+        tp = sum(1 for lab, v in pairs if lab["primary"] == c and machine(v) == c)
+        p = tp / mach_n[c] if mach_n[c] else None
+        r = tp / lab_n[c] if lab_n[c] else None
+        w.append(f"| {c} | {lab_n[c]} | {mach_n[c]} | {pct(p)} | {pct(r)} |")
+    w.append("\n### Confusion matrix (rows: the labels; columns: coroner)\n")
+    cols = [c for c in CLASSES + sorted(set(mach_n) - set(CLASSES)) if lab_n[c] or mach_n[c]]
+    w.append("| label \\ coroner | " + " | ".join(cols) + " |")
+    w.append("|---|" + "---|" * len(cols))
+    for r in cols:
+        if not lab_n[r]:
+            continue
+        cells = [str(sum(1 for lab, v in pairs if lab["primary"] == r and machine(v) == c) or "") for c in cols]
+        w.append(f"| {r} | " + " | ".join(cells) + " |")
+    w.append("\n## Flags\n")
+    w.append("Over every labelled trajectory: a flag counts when the labeller set it, and when coroner did.\n")
+    w.append("| flag | both | coroner only | label only | precision | recall |")
+    w.append("|---|---|---|---|---|---|")
+    for f, tp, fp, fn, p, r in flags:
+        w.append(f"| {f} | {tp} | {fp} | {fn} | {pct(p)} | {pct(r)} |")
+    w.append("\n## The whole SWE-bench run\n")
+    w.append(
+        f"mini-swe-agent 1.15 + Gemini 3 Pro on SWE-bench Verified (`gruckion/mini-swe-agent@d12a71af`): "
+        f"{len(verdicts['mini-swebench'])} trajectories ingested with their verdicts, {len(swe)} failed. Flag rates "
+        f"among the failures, by coroner over all of them and by hand over the {len(swe_labels)} read:\n"
+    )
+    w.append("| flag | coroner, all failures | read by hand |")
+    w.append("|---|---|---|")
+    for f in FLAGS:
+        cm = sum(1 for v in swe if f in v.get("flags", []))
+        hm = sum(1 for lab in swe_labels if f in lab["flags"].split(";"))
+        w.append(f"| {f} | {cm}/{len(swe)} = {cm / max(1, len(swe)):.0%} | {hm}/{len(swe_labels)} = {hm / max(1, len(swe_labels)):.0%} |")
+    w.append("\n## Every disagreement\n")
+    w.append("| n | family | label | coroner | coroner's evidence | the labeller's rationale |")
+    w.append("|---|---|---|---|---|---|")
+    for lab, v in sorted(disagree, key=lambda p: int(p[0]["n"])):
+        ev = ", ".join(sorted({e["rule"] for e in v.get("evidence", []) if e["supports"] in CLASSES}))
+        w.append(f"| {lab['n']} | {lab['family']} | {lab['primary']} | {machine(v)} | {esc(ev)} | {esc(lab['rationale'])} |")
+    Path(a.out).write_text("\n".join(w) + "\n")
+    print(f"kappa {kappa_cell(overall)}; wrote {a.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
