@@ -100,9 +100,11 @@ def tb_leaderboard(m):
             if r.get("is_resolved") is True:
                 continue
             trial_dir = "/".join(parts[:-1])
-            meta = [f for f in files if f.endswith("run_metadata.json")]
+            # The trial's own run: its run_metadata.json names the agent and the model.
+            run = "/".join(parts[:-3])
+            meta = [f for f in files if f == f"{run}/run_metadata.json"]
             rows.append(dict(source="tb-leaderboard", family=family, task_id=r.get("task_id", ""), trial="",
-                             path=p, fetch=";".join([trial_dir] + meta[:1]),
+                             path=p, fetch=";".join([trial_dir] + meta),
                              mode=r.get("failure_mode", "")))
         out += sample(rows, n, key=lambda r: r.get("mode", ""))
     for r in out:

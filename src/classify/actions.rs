@@ -20,6 +20,14 @@ pub struct Action<'t> {
     pub command: Option<String>,
     /// Files this action writes; non-empty means it is a mutation.
     pub writes: Vec<String>,
+    /// Files it removes (also in `writes`).
+    pub deletes: Vec<String>,
+    /// Files it puts back to an earlier state (`*`: the whole tree).
+    pub reverts: Vec<String>,
+    /// Scripts it runs (`-`: a program given inline).
+    pub runs: Vec<String>,
+    /// It creates a file whole (a `create` command), rather than editing one.
+    pub creates: bool,
     /// The check it runs, for verifications.
     pub verification: Option<String>,
     pub finish: bool,
@@ -58,6 +66,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             }
         }
     }
+    // Here-docs saved to files so far: a script written in one step and run in a later one
+    // changes what it writes.
+    let mut saved: HashMap<String, String> = HashMap::new();
     t.calls()
         .map(|(at, call)| {
             let (result_step, result) = match results.get(&at) {
@@ -70,6 +81,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 key: format!("{}\u{1f}{}", call.name, call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string())),
                 command: None,
                 writes: Vec::new(),
+                deletes: Vec::new(),
+                reverts: Vec::new(),
+                runs: Vec::new(),
+                creates: false,
                 verification: None,
                 finish: p.is_finish(&call.name),
                 escalate: p.is_escalate(&call.name),
@@ -82,7 +97,23 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             if p.is_shell(&call.name) {
                 if let Some(cmd) = shell_command(&call.arguments, call.raw_arguments.as_deref(), &p.shell_arguments) {
                     let fx = shell::analyse_in(&cmd, t.workdir.as_deref());
-                    a.writes = fx.writes;
+                    let mut writes = fx.writes;
+                    for script in &fx.runs {
+                        let key = script.trim_start_matches("./");
+                        if fx.saved.iter().all(|(p, _)| p.trim_start_matches("./") != key)
+                            && let Some(body) = saved.get(key)
+                        {
+                            writes.extend(shell::script_effects(key, body).writes);
+                        }
+                    }
+                    for (p, body) in &fx.saved {
+                        saved.insert(p.trim_start_matches("./").to_string(), body.clone());
+                    }
+                    a.writes = writes;
+                    a.deletes = fx.deletes;
+                    a.creates = !fx.whole.is_empty() && fx.whole.len() == a.writes.len();
+                    a.reverts = fx.reverts;
+                    a.runs = fx.runs;
                     a.verification = fx.verification;
                     if p.finish_commands.is_match(&cmd) {
                         a.finish = true;
@@ -93,6 +124,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 a.writes = edited_paths(&call.arguments, call.raw_arguments.as_deref(), &p.path_arguments);
                 if a.writes.is_empty() {
                     a.writes.push(format!("({})", call.name));
+                }
+                a.creates = p.create_tools.iter().any(|m| m.matches(&call.name, &call.arguments));
+                if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
+                    a.reverts.clone_from(&a.writes);
                 }
             } else if p.verify_tools.iter().any(|v| v == &call.name) {
                 a.verification = Some(call.name.clone());

@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::actions::{Action, actions};
+use super::changes::{self, Changes};
+use super::dialogue;
 use super::mechanics::{self, final_reply, final_text};
 use super::oracle::{LoadedRegistry, Oracle};
 use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
@@ -31,6 +33,9 @@ pub struct Classifier {
     pub options: Options,
 }
 
+/// Flags that describe a failure class, shown only under that class.
+const FLAGS_OF_CLASSES: &[&str] = &["unverified", "edited_tests", "regressed", "false_done"];
+
 /// Longest excerpt quoted as evidence.
 const EXCERPT: usize = 160;
 /// Consecutive identical actions that count as a loop.
@@ -50,19 +55,20 @@ impl Classifier {
         let p = self.rules.profile_for_record(&t.harness, &t.provenance.adapter);
         let oracle = Oracle::for_trajectory(t, p, &self.registries);
         let acts = actions(t, p);
+        let changes = changes::analyse(&acts, t.submission.as_deref());
         let mut f = Findings::default();
         let unknown = tool_findings(t, &acts, &oracle, &mut f);
-        let m = mechanics::compute(t, &acts, p, unknown);
+        let m = mechanics::compute(t, &acts, &changes, p, unknown);
         let failed = matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial | OutcomeStatus::Errored);
 
         flags(t, &acts, &m, &mut f);
         if failed {
-            infrastructure(t, &m, p, &mut f);
+            infrastructure(t, &acts, &m, p, &mut f);
             let limits = Options { step_limit: self.options.step_limit.or(p.step_limit), ..self.options.clone() };
             budget(t, &acts, &m, p, &limits, &mut f);
             plan(t, &acts, &m, p, &mut f);
-            resignation(t, &acts, &m, p, &mut f);
-            worked(t, &acts, &m, p, &mut f);
+            resignation(t, &acts, &changes, &m, p, &mut f);
+            worked(t, &acts, &changes, &m, p, &mut f);
         } else {
             // Hallucination and resignation describe failures only.
             f.classes.clear();
@@ -78,6 +84,14 @@ impl Classifier {
             f.evidence.retain(|e| !self.rules.taxonomy.precedence.contains(&e.supports));
         }
         let primary = classes.first().cloned().filter(|_| failed);
+        // A class's sub-flags describe it only when it is the run's primary class.
+        let owns = |flag: &str| match flag {
+            "unverified" | "edited_tests" => primary.as_deref() == Some("worked_then_wrong"),
+            "regressed" | "false_done" => matches!(primary.as_deref(), Some("worked_then_wrong" | "early_resignation")),
+            _ => true,
+        };
+        f.flags.retain(|fl| owns(fl));
+        f.evidence.retain(|e| !FLAGS_OF_CLASSES.contains(&e.supports.as_str()) || owns(&e.supports));
         let mut evidence = f.evidence;
         evidence.sort_by(|a, b| {
             let rank = |e: &Evidence| self.rules.taxonomy.precedence.iter().position(|c| *c == e.supports).unwrap_or(usize::MAX);
@@ -276,10 +290,15 @@ fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
     }
 }
 
-fn infrastructure(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) {
+fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
     if m.termination == TerminationKind::Infrastructure {
         let ex = status_excerpt(t).unwrap_or("");
         f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, t.termination.source.clone()));
+    }
+    if let Some(u) = dialogue::ended_on_consent(t, acts, p) {
+        let mut e = on_steps(t, "infra-user-ended-on-consent", "infrastructure", vec![u.index], head(&u.text));
+        e.detail = Some("the simulated user ended the episode in the turn it consented: the agent never had a turn to act".into());
+        f.class("infrastructure", e);
     }
     if t.outcome.status == OutcomeStatus::Errored {
         let ex = t.outcome.detail.as_deref().map(head).or(t.outcome.source.as_ref().map(|s| s.field.as_str())).unwrap_or("");
@@ -376,10 +395,22 @@ fn consumed_limit(t: &Trajectory, m: &Mechanics, limits: &Options) -> Option<Str
 }
 
 fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
-    if m.termination == TerminationKind::Infrastructure || m.successful_mutations > 0 || p.task_kind != "code" {
+    if m.termination == TerminationKind::Infrastructure || f.classes.contains("infrastructure") {
         return;
     }
-    let _ = acts;
+    // The user consented to a change the agent proposed, and the agent never made it (even if it
+    // then handed the user over).
+    if let Some((u, proposal)) = dialogue::last_consent(t, p)
+        && !dialogue::changed_after(acts, u.index)
+        && !p.asks_for_human.is_match(&proposal.text)
+    {
+        let mut e = on_steps(t, "plan-consented-not-done", "plan_without_execution", vec![proposal.index, u.index], head(&u.text));
+        e.detail = Some("the user consented to the change the agent proposed; no change followed".into());
+        f.class("plan_without_execution", e);
+    }
+    if m.successful_mutations > 0 || p.task_kind != "code" {
+        return;
+    }
     let plans: Vec<(u32, &str)> = t
         .steps
         .iter()
@@ -403,12 +434,13 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
 }
 
 /// Explicit give-ups and escalations, silent stops, empty submissions.
-fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics, p: &Profile, f: &mut Findings) {
     if matches!(m.termination, TerminationKind::Budget | TerminationKind::Infrastructure) {
         return;
     }
     let last = final_reply(t);
-    if let Some(a) = acts.iter().rev().find(|a| a.escalate) {
+    // A hand-over the user asked for is the end the user wanted, not a give-up.
+    if let Some(a) = acts.iter().rev().find(|a| a.escalate && !dialogue::user_asked_for_human(t, a.at.step, p)) {
         let mut e = on_steps(t, "resign-explicit", "early_resignation", vec![a.at.step], a.name);
         e.detail = Some("escalated instead of finishing".into());
         f.class("early_resignation", e);
@@ -453,9 +485,11 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
         f.flags.insert("silent_give_up".into());
         return;
     }
-    // An empty submission is nothing submitted only when nothing was changed either: in
-    // container tasks the workspace, not the submission, is the deliverable.
-    if finished && m.successful_mutations == 0 && t.submission.as_deref().is_some_and(|s| s.trim().is_empty()) {
+    // An empty submission is nothing submitted, whatever hid the work (changes undone,
+    // committed away, never written): when the run submits a patch, only what the patch holds
+    // stays; when the workspace is the deliverable, nothing is empty unless nothing changed.
+    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty());
+    if finished && empty && changes.last().is_none() {
         let fin = acts.iter().rev().find(|a| a.finish);
         let e = match fin {
             Some(a) => {
@@ -464,12 +498,18 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, 
             None => on_status(t, "resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
         };
         let mut e = e;
-        e.detail = Some("finished with an empty patch or answer".into());
+        e.detail = Some(if m.successful_mutations > 0 {
+            format!("finished with an empty patch or answer after {} changes that did not stay", m.successful_mutations)
+        } else {
+            "finished with an empty patch or answer".into()
+        });
         f.class("early_resignation", e);
+        undone_flag(t, acts, changes, f);
+        claimed_done(t, m, p, f);
     }
 }
 
-fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics, p: &Profile, f: &mut Findings) {
     if f.classes.contains("early_resignation")
         || matches!(m.termination, TerminationKind::Budget | TerminationKind::Infrastructure | TerminationKind::HarnessError)
     {
@@ -483,15 +523,23 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &m
     if !normal_end {
         return;
     }
-    let last_mut = acts.iter().rposition(|a| a.mutated());
+    // Progress is a change to the repository's own files that stays in the final state; on
+    // answer tasks, a submitted answer.
+    let last_mut = changes.last();
     let answered =
         p.task_kind == "answer" && (t.submission.as_deref().is_some_and(|s| !s.trim().is_empty()) || acts.iter().any(|a| a.finish));
+    let last_check =
+        last_mut.and_then(|i| acts[i + 1..].iter().rposition(checks).map(|k| i + 1 + k)).or_else(|| acts.iter().rposition(checks));
     let evidence = match last_mut {
         Some(i) => {
             let a = &acts[i];
             let ex = a.command.as_deref().map_or_else(|| a.writes.first().map_or(a.name, String::as_str), head);
             let ex = if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(ex)) { ex } else { a.name };
-            on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], ex)
+            let mut steps = vec![a.at.step];
+            if let Some(c) = last_check.filter(|c| *c > i) {
+                steps.push(acts[c].result_step.unwrap_or(acts[c].at.step));
+            }
+            on_steps(t, "worked-progress-then-failed", "worked_then_wrong", steps, ex)
         }
         None if answered => match acts.iter().rev().find(|a| a.finish) {
             Some(a) => on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], a.name),
@@ -510,62 +558,138 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &m
         None => return,
     };
     let mut evidence = evidence;
-    evidence.detail = Some(format!(
-        "{} successful changes, {} checks ({} passed, {} failed)",
-        m.successful_mutations, m.verifications, m.verifications_passed, m.verifications_failed
-    ));
+    let files = changes.files(acts);
+    let kept = match &changes.patch {
+        Some(p) => format!(" (the submitted patch holds {} files)", p.len()),
+        None => String::new(),
+    };
+    let check = match last_check {
+        Some(c) => {
+            let a = &acts[c];
+            let what = a
+                .verification
+                .clone()
+                .or_else(|| a.runs.first().map(|r| if r == "-" { "an inline program".to_string() } else { format!("running {r}") }))
+                .unwrap_or_default();
+            let result = match a.passed {
+                Some(true) => "passed",
+                Some(false) => "failed",
+                None => "ran",
+            };
+            format!("; last check: {what} at step {}, {result}", a.result_step.unwrap_or(a.at.step))
+        }
+        None => "; no check ran".to_string(),
+    };
+    evidence.detail = Some(if files.is_empty() {
+        format!("{} successful changes{kept}{check}", m.successful_mutations)
+    } else {
+        format!("changed {}{kept}{check}", files.iter().take(6).cloned().collect::<Vec<_>>().join(", "))
+    });
     f.class("worked_then_wrong", evidence);
 
-    if let Some(i) = last_mut {
-        let verified_after = acts[i + 1..].iter().any(|a| a.verification.is_some());
-        if !verified_after {
-            let a = &acts[i];
+    if last_mut.is_some() {
+        let code = changes.last_code(acts, |w| p.doc_files.is_match(w));
+        if let Some(c) = code.filter(|_| !p.writes_show_their_effect)
+            && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]))
+        {
+            let a = &acts[c];
             let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], a.name);
-            e.detail = Some("no check ran after this last change".into());
+            e.detail = Some("no check ran after this last change to the repository's code".into());
             f.flag("unverified", e);
         }
-        // Regressed: a check passed, then a later check failed or a later change went unchecked.
-        if let Some(pass) = acts.iter().position(|a| a.verification.is_some() && a.passed == Some(true)) {
-            let later_fail = acts[pass + 1..].iter().find(|a| a.verification.is_some() && a.passed == Some(false));
-            let last_pass = acts.iter().rposition(|a| a.verification.is_some() && a.passed == Some(true)).unwrap_or(pass);
-            let undone = acts[last_pass + 1..]
-                .iter()
-                .find(|a| a.mutated())
-                .filter(|_| !acts[last_pass + 1..].iter().any(|a| a.verification.is_some() && a.passed == Some(true)));
-            if let Some(b) = later_fail.or(undone) {
-                let a = &acts[pass];
-                let mut steps = vec![a.result_step.unwrap_or(a.at.step), b.result_step.unwrap_or(b.at.step)];
-                steps.dedup();
-                let ex = a.command.as_deref().map_or(a.name, head);
-                let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
-                e.detail = Some(if later_fail.is_some() {
-                    "a check passed, then a later check failed".into()
-                } else {
-                    "a check passed, then a later change was never re-checked".into()
-                });
-                f.flag("regressed", e);
-            }
+        if !undone_flag(t, acts, changes, f) {
+            regressed_check(t, acts, changes, f);
         }
     }
-    if m.final_message == FinalMessage::ClaimsDone
-        && let Some(step) = final_reply(t)
-    {
-        let text = final_text(step);
-        if let Some(mm) = p.claims_done.find(&text) {
-            let ex = window(&text, mm.range());
-            if step.evidence_texts().iter().any(|x| x.contains(ex)) {
-                f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![step.index], ex));
-            }
-        }
-    }
+    claimed_done(t, m, p, f);
     if let Some(file) = m.test_files_changed.first()
-        && let Some(a) = acts.iter().find(|a| a.mutated() && a.writes.iter().any(|w| w == file))
+        && let Some(a) = acts
+            .iter()
+            .zip(&changes.matters)
+            .filter(|(_, k)| **k)
+            .map(|(a, _)| a)
+            .find(|a| a.writes.iter().any(|w| changes::same_file(w, file)))
     {
         let ex =
             if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(file.as_str())) { file.as_str() } else { a.name };
         let mut e = on_steps(t, "flag-edited-tests", "edited_tests", vec![a.at.step], ex);
-        e.detail = Some(format!("changed test files: {}", m.test_files_changed.join(", ")));
+        e.detail = Some(format!("changed the repository's test files: {}", m.test_files_changed.join(", ")));
         f.flag("edited_tests", e);
+    }
+}
+
+/// A check: a test runner, a test script, or a program it ran to see what its change does.
+fn checks(a: &Action<'_>) -> bool {
+    a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py"))
+}
+
+/// A command that looks at what `change` wrote (`cat out.txt`, `ls /app/out`, running it):
+/// in a workspace task, the agent's check of its own result.
+fn reads_back(b: &Action<'_>, change: &Action<'_>) -> bool {
+    let Some(cmd) = b.command.as_deref() else { return false };
+    b.writes.is_empty()
+        && change.writes.iter().filter(|w| !w.starts_with('(')).any(|w| {
+            let name = w.trim_end_matches('/').rsplit('/').next().unwrap_or(w);
+            name.len() > 2 && cmd.contains(name)
+        })
+}
+
+/// `regressed`: it undid one of its own changes that mattered and never redid it.
+fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut Findings) -> bool {
+    let Some((change, revert, file)) = &changes.undone else { return false };
+    let (a, b) = (&acts[*change], &acts[*revert]);
+    let mut steps = vec![a.at.step, b.at.step];
+    steps.dedup();
+    let ex = b.command.as_deref().map_or(b.name, head);
+    let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
+    e.detail = Some(format!("changed {file}, then put it back and never redid the change"));
+    f.flag("regressed", e);
+    true
+}
+
+/// `regressed`: the same check passed after a change and failed after a later one, and never
+/// passed again.
+fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut Findings) {
+    let test = |a: &Action<'_>| a.verification.is_some();
+    for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
+        let Some(j) = acts[i + 1..].iter().position(|b| b.key == a.key && b.passed == Some(false)).map(|k| i + 1 + k) else {
+            continue;
+        };
+        let changed_between = changes.matters[i + 1..j].iter().any(|m| *m);
+        let passed_again = acts[j + 1..].iter().any(|b| b.key == a.key && b.passed == Some(true));
+        if changed_between && !passed_again {
+            let b = &acts[j];
+            let mut steps = vec![a.result_step.unwrap_or(a.at.step), b.result_step.unwrap_or(b.at.step)];
+            steps.dedup();
+            let ex = a.command.as_deref().map_or(a.name, head);
+            let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
+            e.detail = Some("the same check passed, then failed after a later change, and never passed again".into());
+            f.flag("regressed", e);
+            return;
+        }
+    }
+}
+
+/// `false_done`: its last words claim success (the final reply, with the reply before a bare
+/// submission, and what it submitted on answer tasks).
+fn claimed_done(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) {
+    let _ = m;
+    let Some(step) = final_reply(t) else { return };
+    let mut candidates: Vec<(&crate::model::Step, String)> = vec![(step, final_text(step))];
+    if let Some(prev) = t.steps[..step.index as usize].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent()) {
+        candidates.push((prev, final_text(prev)));
+    }
+    for (s, text) in candidates {
+        if p.resignation.is_match(&text) {
+            return;
+        }
+        if let Some(mm) = p.claims_done.find(&text) {
+            let ex = window(&text, mm.range());
+            if s.evidence_texts().iter().any(|x| x.contains(ex)) {
+                f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![s.index], ex));
+            }
+            return;
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::actions::Action;
+use super::changes::Changes;
 use crate::model::{FinalMessage, Mechanics, Role, Step, Trajectory};
 use crate::rules::profile::Profile;
 
@@ -45,7 +46,7 @@ pub fn final_message(t: &Trajectory, p: &Profile) -> FinalMessage {
 /// Computes the mechanics; `unknown_calls` is the number of calls the registry does not know
 /// or the harness rejected as unknown.
 #[must_use]
-pub fn compute(t: &Trajectory, acts: &[Action<'_>], p: &Profile, unknown_calls: u32) -> Mechanics {
+pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, unknown_calls: u32) -> Mechanics {
     let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
     let mut by_name: BTreeMap<String, u32> = BTreeMap::new();
     for a in acts {
@@ -78,8 +79,10 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], p: &Profile, unknown_calls: 
             acts.iter().any(|a| (a.at.step as usize) > s && (a.at.step as usize) < next_error && a.ok == Some(true))
         })
         .count();
+    // The repository's own files among the changes that stay (not scratch files it made).
+    let kept = changes.files(acts);
     let changed = |pats: &crate::rules::profile::Phrases| -> Vec<String> {
-        let mut v: Vec<String> = writes.keys().filter(|f| pats.is_match(f)).map(|f| (*f).to_string()).collect();
+        let mut v: Vec<String> = kept.iter().filter(|f| pats.is_match(f) && changes.is_repository_file(f)).cloned().collect();
         v.sort();
         v
     };

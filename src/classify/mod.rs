@@ -1,6 +1,8 @@
 //! Classify: mechanics and failure classes for each trajectory, with evidence.
 
 pub mod actions;
+pub mod changes;
+pub mod dialogue;
 pub mod engine;
 pub mod fixture;
 pub mod mechanics;

@@ -25,6 +25,20 @@ pub struct ShellEffects {
     pub writes: Vec<String>,
     /// The test runner or check, when the command runs one (`pytest`, `cargo test`, ...).
     pub verification: Option<String>,
+    /// Files written whole (`> f`, `tee f`, a here-doc saved to `f`), which makes them new when
+    /// they are first written so; also in `writes`.
+    pub whole: Vec<String>,
+    /// Files removed (`rm`, `unlink`, `rmdir`, `git rm`); also in `writes`.
+    pub deletes: Vec<String>,
+    /// Files put back to an earlier state (`git checkout -- f`, `git restore f`, a backup moved or
+    /// copied over `f`), or `*` for the whole tree (`git stash`, `git reset --hard`,
+    /// `git checkout .`): an agent undoing its own change.
+    pub reverts: Vec<String>,
+    /// Scripts the command runs with an interpreter (`python x.py`, `bash run.sh`), and `-` for
+    /// a program given inline (`python -c`, `python - <<EOF`).
+    pub runs: Vec<String>,
+    /// Here-doc bodies the command saves to files, for a script written now and run later.
+    pub saved: Vec<(String, String)>,
     /// The command did not parse cleanly; effects were read from what did.
     pub partial: bool,
 }
@@ -88,6 +102,20 @@ pub fn analyse_in(command: &str, workdir: Option<&str>) -> ShellEffects {
     fx
 }
 
+/// What running a script saved earlier does: the files a Python program writes, or a shell
+/// script's effects.
+#[must_use]
+pub fn script_effects(script: &str, body: &str) -> ShellEffects {
+    let mut fx = ShellEffects::default();
+    if script.ends_with(".py") {
+        fx.writes = python_writes(body);
+    } else if script.ends_with(".sh") {
+        analyse_into(body, &mut fx, 1);
+    }
+    fx.writes.retain(|w| !outside_workspace(w));
+    fx
+}
+
 /// Analyses one command line (or script) whose working directory is not known.
 #[must_use]
 pub fn analyse(command: &str) -> ShellEffects {
@@ -138,6 +166,8 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
             stack.push(child);
         }
     }
+    fx.runs.extend(walk.run.iter().map(|(_, s)| s.clone()));
+    fx.saved.extend(walk.saved.iter().cloned());
     // `cat > fix.py <<EOF ... EOF; python3 fix.py`: the script's effects are the command's.
     for (lang, script) in &walk.run {
         let script = script.trim_start_matches("./");
@@ -310,12 +340,14 @@ fn unescape(s: &str, literal: impl Fn(char) -> bool, named: impl Fn(char) -> Opt
 fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
     let mut cursor = node.walk();
     let mut writes = false;
+    let mut appends = false;
     for child in node.children(&mut cursor) {
         if !child.is_named() {
             let op = text(child, src);
             // `>`, `>>`, `&>`, `&>>`, `>|`; not `<` nor fd duplication `>&`.
             if op.contains('>') && !op.ends_with('&') {
                 writes = true;
+                appends = op.contains(">>");
             }
         }
     }
@@ -330,6 +362,9 @@ fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
         let d = unquote(text(dest, src));
         if d.is_empty() || d.chars().all(|c| c.is_ascii_digit()) || (prints_patch && is_patch_file(&d)) {
             continue;
+        }
+        if !appends {
+            fx.whole.push(d.clone());
         }
         fx.writes.push(d);
     }
@@ -366,6 +401,7 @@ fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
     };
     if is_python(&reader) && reads_program_from_stdin(&reader_args) {
         fx.writes.extend(python_writes(&body));
+        walk.run.push((Lang::Python, "-".into()));
     } else if is_shell(&reader) && reads_program_from_stdin(&reader_args) {
         analyse_into(&body, fx, depth + 1);
     } else if reader == "cat" || reader == "tee" {
@@ -442,10 +478,22 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
                 fx.writes.extend(files);
             }
         }
-        "tee" => fx.writes.extend(positional.iter().map(|s| (*s).clone())),
+        "tee" => {
+            if !has("-a") && !has("--append") {
+                fx.whole.extend(positional.iter().map(|s| (*s).clone()));
+            }
+            fx.writes.extend(positional.iter().map(|s| (*s).clone()));
+        }
         "cp" | "mv" | "install" | "rsync" | "ln" => {
             if let Some(dst) = positional.last().filter(|_| positional.len() >= 2) {
                 fx.writes.push((*dst).clone());
+                // Restoring a backup over the file it was taken from undoes the changes since.
+                if matches!(name.as_str(), "cp" | "mv")
+                    && positional.len() == 2
+                    && [".bak", ".orig", ".backup", ".old", "~"].iter().any(|x| positional[0].strip_suffix(x) == Some(dst.as_str()))
+                {
+                    fx.reverts.push((*dst).clone());
+                }
                 // Moving a file out of the workspace changes it too.
                 if name == "mv" && outside_workspace(dst) {
                     fx.writes.extend(positional[..positional.len() - 1].iter().map(|s| (*s).clone()));
@@ -456,6 +504,9 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
             // chmod/chown's first positional is the mode/owner, not a file.
             let skip = usize::from(matches!(name.as_str(), "chmod" | "chown"));
             fx.writes.extend(positional.iter().skip(skip).map(|s| (*s).clone()));
+            if matches!(name.as_str(), "rm" | "unlink" | "rmdir") {
+                fx.deletes.extend(positional.iter().map(|s| (*s).clone()));
+            }
         }
         "unzip" | "tar" if name == "unzip" || args.iter().any(|a| a.starts_with('-') && a.contains('x') || a.starts_with('x')) => {
             fx.writes.push(format!("({name})"))
@@ -485,11 +536,32 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
             let positional: Vec<&str> = sub.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
             match positional.first() {
                 Some(&("apply" | "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "init" | "clone" | "commit" | "mv" | "rm")) => {
-                    fx.writes.push(format!("(git {})", positional[0]))
+                    fx.writes.push(format!("(git {})", positional[0]));
+                    if positional[0] == "rm" {
+                        fx.deletes.extend(positional[1..].iter().map(|s| (*s).to_string()));
+                    }
                 }
-                Some(&("checkout" | "restore")) if has("--") || positional.len() >= 2 => fx.writes.push(format!("(git {})", positional[0])),
+                Some(&("checkout" | "restore")) if has("--") || positional.len() >= 2 => {
+                    fx.writes.push(format!("(git {})", positional[0]));
+                    // `git checkout -- f`, `git checkout HEAD f`, `git restore f`: the files
+                    // after a `--`, or every name but a revision for restore.
+                    let files: Vec<&str> = match sub.iter().position(|a| a == "--") {
+                        Some(i) => sub[i + 1..].iter().map(String::as_str).collect(),
+                        None if positional[0] == "restore" => positional[1..].iter().copied().filter(|a| !a.starts_with("--")).collect(),
+                        None => positional[1..].iter().copied().filter(|a| a.contains('.') || a.contains('/')).collect(),
+                    };
+                    if files.iter().any(|f| *f == ".") {
+                        fx.reverts.push("*".into());
+                    } else {
+                        fx.reverts.extend(files.iter().map(|f| (*f).to_string()));
+                    }
+                }
                 Some(&"stash") if positional.get(1).is_some_and(|s| *s == "pop" || *s == "apply") => fx.writes.push("(git stash)".into()),
-                Some(&"reset") if has("--hard") => fx.writes.push("(git reset --hard)".into()),
+                Some(&"stash") if positional.get(1).is_none_or(|s| *s == "push" || *s == "save") => fx.reverts.push("*".into()),
+                Some(&"reset") if has("--hard") => {
+                    fx.writes.push("(git reset --hard)".into());
+                    fx.reverts.push("*".into());
+                }
                 _ => {}
             }
         }
@@ -553,6 +625,7 @@ fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk) {
     }
     if let Some(code) = args.iter().position(|a| a == "-c").and_then(|i| args.get(i + 1)) {
         fx.writes.extend(python_writes(code));
+        walk.run.push((Lang::Python, "-".into()));
         return;
     }
     if let Some(script) = args.iter().find(|a| !a.starts_with('-')) {
@@ -986,5 +1059,27 @@ mod tests {
         let huge = "echo ".to_string() + &"a".repeat(200_000) + " > f";
         let _ = analyse(&huge);
         let _ = analyse("é".repeat(40_000).as_str());
+    }
+}
+
+#[cfg(test)]
+mod change_kinds {
+    use super::*;
+
+    #[test]
+    fn deletions_reverts_and_runs() {
+        let fx = analyse("rm -f reproduce.py check.py && git checkout -- src/a.py");
+        assert_eq!(fx.deletes, vec!["reproduce.py", "check.py"]);
+        assert_eq!(fx.reverts, vec!["src/a.py"]);
+        assert_eq!(analyse("git stash").reverts, vec!["*"]);
+        assert!(analyse("git stash pop").reverts.is_empty());
+        assert_eq!(analyse("git reset --hard HEAD").reverts, vec!["*"]);
+        assert_eq!(analyse("git checkout .").reverts, vec!["*"]);
+        assert!(analyse("git checkout -b fix").reverts.is_empty());
+        assert_eq!(analyse("mv src/a.py.bak src/a.py").reverts, vec!["src/a.py"]);
+        assert!(analyse("mv a.py b.py").reverts.is_empty());
+        assert_eq!(analyse("cd /testbed && python reproduce_issue.py").runs, vec!["reproduce_issue.py"]);
+        assert_eq!(analyse("python -c 'import x; print(x.f())'").runs, vec!["-"]);
+        assert_eq!(analyse("python3 - <<'EOF'\nimport x\nEOF").runs, vec!["-"]);
     }
 }

@@ -54,15 +54,20 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
         .collect();
     let logs: Vec<Candidate<'_>> = sig.log_lines.iter().filter_map(|s| first_match(p, Table::LogLine, s)).collect();
 
-    let strong_error = errors.iter().find(|c| !c.meaning.is_weak());
-    let strong_log = logs.iter().rev().find(|c| !c.meaning.is_weak());
+    let normal_end = |m: Meaning| matches!(m.kind, TerminationKind::AgentFinished | TerminationKind::AgentStoppedWithoutFinish);
+    let strong_error = errors.iter().find(|c| !c.meaning.is_weak() && !normal_end(c.meaning));
+    // A log says how the run went in order: its last line that names a cause or a normal end
+    // is what happened last (a rate limit the run recovered from is followed by its finish).
+    let last_log = logs.iter().rev().find(|c| !c.meaning.is_weak());
+    let log_cause = last_log.filter(|c| !normal_end(c.meaning));
     let says_something = |c: &&Candidate<'_>| c.meaning.kind != TerminationKind::Unknown;
     let chosen = match &status {
         Some(s) if !s.meaning.is_weak() => Some(s),
         _ => strong_error
-            .or(strong_log)
+            .or(log_cause)
             .or(status.as_ref().filter(says_something))
             .or(errors.first())
+            .or(last_log)
             .or(logs.iter().rev().find(says_something)),
     };
     let mut term = match chosen {

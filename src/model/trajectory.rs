@@ -63,7 +63,9 @@ pub struct Trajectory {
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<String>,
-    /// The submission (patch or answer) when the format records it; `Some("")` is an empty one.
+    /// What the agent submitted for grading (a patch, an answer), when the verifier grades a
+    /// submission; `Some("")` is an empty one. Runs graded on their workspace (Harbor,
+    /// Terminal-Bench) have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<String>,
     /// What the format said about how the run ended, before interpretation gave it meaning.

@@ -32,6 +32,10 @@ pub struct RawProfile {
     #[serde(default)]
     pub mutate_tools: Vec<String>,
     #[serde(default)]
+    pub create_tools: Vec<String>,
+    #[serde(default)]
+    pub revert_tools: Vec<String>,
+    #[serde(default)]
     pub verify_tools: Vec<String>,
     #[serde(default)]
     pub finish_tools: Vec<String>,
@@ -49,6 +53,8 @@ pub struct RawProfile {
     /// tool (Inspect's `generate()`, OpenTelemetry-traced agents); otherwise it is a stop.
     #[serde(default)]
     pub final_reply_is_answer: Option<bool>,
+    #[serde(default)]
+    pub writes_show_their_effect: Option<bool>,
     #[serde(default)]
     pub phrases: RawPhrases,
     #[serde(default)]
@@ -72,6 +78,8 @@ impl RawProfile {
             &self.shell_arguments,
             &self.path_arguments,
             &self.mutate_tools,
+            &self.create_tools,
+            &self.revert_tools,
             &self.verify_tools,
             &self.finish_tools,
             &self.escalate_tools,
@@ -83,6 +91,7 @@ impl RawProfile {
             && self.task_kind.is_none()
             && self.step_limit.is_none()
             && self.final_reply_is_answer.is_none()
+            && self.writes_show_their_effect.is_none()
     }
 
     /// The raw entries of one interpretation table.
@@ -107,6 +116,14 @@ pub struct RawPhrases {
     pub claims_done: Vec<Spanned<String>>,
     #[serde(default)]
     pub asks: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub consent: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub asks_for_human: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub user_ends: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub doc_files: Vec<Spanned<String>>,
     #[serde(default)]
     pub plan: Vec<Spanned<String>>,
     #[serde(default)]
@@ -226,6 +243,10 @@ pub struct Profile {
     pub shell_arguments: Vec<String>,
     pub path_arguments: Vec<String>,
     pub mutate_tools: Vec<ToolMatcher>,
+    /// Mutating tools that write a file whole (a new file, not an edit of one).
+    pub create_tools: Vec<ToolMatcher>,
+    /// Mutating tools that undo an earlier edit.
+    pub revert_tools: Vec<ToolMatcher>,
     pub verify_tools: Vec<String>,
     pub finish_tools: Vec<String>,
     pub escalate_tools: Vec<String>,
@@ -237,6 +258,17 @@ pub struct Profile {
     pub resignation: Phrases,
     pub claims_done: Phrases,
     pub asks: Phrases,
+    /// A user's go-ahead to a change the agent proposed.
+    pub consent: Phrases,
+    /// A user asking to be handed to a person.
+    pub asks_for_human: Phrases,
+    /// A simulated user's marker that it ends the episode (tau-bench's `###STOP###`).
+    pub user_ends: Phrases,
+    /// Documentation files: changing them is progress, but no check is owed after it.
+    pub doc_files: Phrases,
+    /// Every mutating call's result shows the state it left (tool-calling domains): a change is
+    /// checked by its own result, so `unverified` does not apply.
+    pub writes_show_their_effect: bool,
     pub plan: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
@@ -293,6 +325,8 @@ impl Profile {
             shell_arguments: cat(&|r| &r.shell_arguments),
             path_arguments: cat(&|r| &r.path_arguments),
             mutate_tools: cat(&|r| &r.mutate_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
+            create_tools: cat(&|r| &r.create_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
+            revert_tools: cat(&|r| &r.revert_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
             verify_tools: cat(&|r| &r.verify_tools),
             finish_tools: cat(&|r| &r.finish_tools),
             escalate_tools: cat(&|r| &r.escalate_tools),
@@ -304,6 +338,11 @@ impl Profile {
             resignation: phrases(&|r| &r.phrases.resignation)?,
             claims_done: phrases(&|r| &r.phrases.claims_done)?,
             asks: phrases(&|r| &r.phrases.asks)?,
+            consent: phrases(&|r| &r.phrases.consent)?,
+            asks_for_human: phrases(&|r| &r.phrases.asks_for_human)?,
+            user_ends: phrases(&|r| &r.phrases.user_ends)?,
+            doc_files: phrases(&|r| &r.phrases.doc_files)?,
+            writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
             plan: phrases(&|r| &r.phrases.plan)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
             api_error: phrases(&|r| &r.phrases.api_error)?,

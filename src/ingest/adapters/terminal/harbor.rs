@@ -248,10 +248,9 @@ fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
             }
             used.push("steps");
         }
-        if t.submission.is_none() && n.submission.is_some() {
-            t.submission = n.submission;
-            used.push("submission");
-        }
+        // Harbor's verifier reads the workspace, not what the agent's own log says it
+        // submitted (mini-swe-agent's `info.submission` is empty under Harbor): the trial has
+        // no submission to grade.
         if used.is_empty() {
             t.notes.push(format!("native agent log kept beside ATIF, not needed: {}", c.rel));
         } else {

@@ -34,6 +34,8 @@ const NAME: &str = "terminal-capture";
 pub const EXIT_STATUS: &str = "terminal_capture.exit_status";
 pub const TAIL: &str = "terminal_capture.tail";
 pub const STARTUP: &str = "terminal_capture.startup";
+/// Lines of an installed agent's own output that a person scanning for why it stopped reads.
+pub const LOG: &str = "terminal_capture.log";
 
 /// Most lines kept from a capture's tail or start-up output.
 const MAX_LOG_LINES: usize = 40;
@@ -201,11 +203,54 @@ pub fn parse(cleaned: &str) -> Capture {
             cap.steps.push(Step::new(Role::Environment, text.to_string()));
         }
         cap.notes.push("the trajectory is unstructured: the cleaned terminal capture is kept as one environment step".into());
+        agent_output(&lines, &mut cap);
     } else {
         cap.notes.push("mini-swe-agent was started but printed no step".into());
         startup(&lines[invocation.map_or(0, |i| i + 1)..], &mut cap);
     }
     cap
+}
+
+/// Most lines of an unstructured agent's output kept as log lines.
+const MAX_AGENT_LOG_LINES: usize = 400;
+/// Lines after the agent's command line that are its start-up.
+const STARTUP_LINES: usize = 15;
+
+/// An installed agent whose output coroner does not read into steps: what it printed after
+/// the harness started it (the command line after the install script's). Its first lines are
+/// its start-up (a launcher that crashed, a command that was never installed); after them, the
+/// log records at warning level or above, state changes and shell errors, and the last lines.
+fn agent_output(lines: &[&str], cap: &mut Capture) {
+    static RECORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let record = RECORD.get_or_init(|| {
+        regex::Regex::new(r"(?i)(?:error|critical|fatal|warn(?:ing)?|exception|traceback|failed|denied|killed|not found|no such|no space|timed? ?out|state)").expect("static regex")
+    });
+    let Some(install) = lines.iter().position(|l| looks_like_prompt(l) && l.contains("install-agent")) else { return };
+    // The agent's command line; when the capture lost it (typed while the install scrolled),
+    // the install script's closing `INSTALL_SUCCESS`.
+    let typed = lines[install + 1..]
+        .iter()
+        .position(|l| looks_like_prompt(l) && l.split_once(['#', '$']).is_some_and(|(_, c)| !c.trim().is_empty()));
+    let installed = lines[install + 1..].iter().rposition(|l| l.trim() == "INSTALL_SUCCESS");
+    let Some(launch) = typed.or(installed).map(|k| install + 1 + k) else { return };
+    // The command's continuation lines (the shell's `> ` prompt, a task over several lines)
+    // are the command, not its output.
+    let after: Vec<&str> = lines[launch + 1..]
+        .iter()
+        .copied()
+        .skip_while(|l| l.trim() == ">" || l.starts_with("> "))
+        .filter(|l| !l.trim().is_empty() && !is_chrome(l) && !looks_like_prompt(l))
+        .collect();
+    let (start, rest) = after.split_at(after.len().min(STARTUP_LINES));
+    for l in start {
+        cap.signals.log_line(STARTUP, shell_message(l));
+    }
+    let tail_from = rest.len().saturating_sub(MAX_LOG_LINES);
+    let kept: Vec<&str> = rest.iter().enumerate().filter(|(i, l)| *i >= tail_from || record.is_match(l)).map(|(_, l)| *l).collect();
+    for l in &kept[kept.len().saturating_sub(MAX_AGENT_LOG_LINES)..] {
+        let text: String = l.trim().chars().take(300).collect();
+        cap.signals.log_line(LOG, text);
+    }
 }
 
 /// What the shell and the CLI printed after the agent's command line when no step followed:
@@ -475,9 +520,8 @@ pub fn apply(t: &mut Trajectory, cap: Capture) {
     if cap.model_calls.is_some() {
         t.usage.api_calls = cap.model_calls;
     }
-    if t.submission.is_none() {
-        t.submission = cap.submission;
-    }
+    // The submission is the caller's to keep: Terminal-Bench's tests read the container, not
+    // what the agent printed when it submitted (an empty one would read as "submitted nothing").
     let mut sig = cap.signals;
     t.signals.statuses.splice(0..0, sig.statuses);
     t.signals.errors.append(&mut sig.errors);
@@ -534,6 +578,9 @@ impl Adapter for TerminalCapture {
         let harness = cap.agent.unwrap_or("unknown");
         let mut t = crate::model::Trajectory::new(task, harness, NAME, 1, vec![file]);
         t.provenance.format_version = Some("terminal capture".into());
+        // On its own, what mini submitted is the run's submission (`mini` on SWE-bench prints
+        // its patch).
+        t.submission.clone_from(&cap.submission);
         apply(&mut t, cap);
         out.emit(t);
         Ok(())

@@ -1,0 +1,225 @@
+//! Which of the agent's changes matter: changes to the repository's own files that stay in the
+//! final state — the files of the submitted patch when the run submitted one, otherwise the
+//! files it wrote and did not remove again. Scratch files it made and then removed are neither
+//! progress, nor a test edit, nor a regression; an agent that put one of its own changes back
+//! (`git checkout -- f`, `git stash`, a backup restored) and never redid it regressed.
+
+use std::collections::BTreeSet;
+
+use super::actions::Action;
+
+/// A file of the submitted patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    pub path: String,
+    /// The patch creates it (`new file mode`): it is not one of the repository's own files.
+    pub new: bool,
+}
+
+/// The files of a unified diff (`diff --git a/x b/x`, or `--- a/x` / `+++ b/x` pairs).
+#[must_use]
+pub fn patch_files(text: &str) -> Vec<PatchFile> {
+    let mut out: Vec<PatchFile> = Vec::new();
+    let mut minus: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let b = rest.rsplit_once(" b/").map(|(_, b)| b.to_string());
+            if let Some(b) = b.filter(|b| !out.iter().any(|f| f.path == *b)) {
+                out.push(PatchFile { path: b, new: false });
+            }
+        } else if line.starts_with("new file mode") {
+            if let Some(last) = out.last_mut() {
+                last.new = true;
+            }
+        } else if let Some(a) = line.strip_prefix("--- ") {
+            minus = Some(a.trim().to_string());
+        } else if let Some(b) = line.strip_prefix("+++ ") {
+            let b = b.trim();
+            let path = if b == "/dev/null" { minus.as_deref().unwrap_or("") } else { b };
+            let path = path.strip_prefix("b/").or_else(|| path.strip_prefix("a/")).unwrap_or(path).to_string();
+            if !path.is_empty() && path != "/dev/null" && !out.iter().any(|f| f.path == path) {
+                out.push(PatchFile { path, new: minus.as_deref() == Some("/dev/null") });
+            }
+        }
+    }
+    out
+}
+
+/// Whether a submission reads as a patch: an empty one counts (nothing submitted).
+#[must_use]
+pub fn is_patch(submission: &str) -> bool {
+    let s = submission.trim();
+    s.is_empty() || s.starts_with("diff --git ") || s.contains("\ndiff --git ") || (s.contains("\n--- ") && s.contains("\n+++ "))
+}
+
+/// A path as written (`/testbed/src/a.py`, `./src/a.py`) names the same file as a
+/// repository-relative one (`src/a.py`) when one ends with the other at a `/`.
+#[must_use]
+pub fn same_file(written: &str, repo: &str) -> bool {
+    let w = written.trim_start_matches("./");
+    let r = repo.trim_start_matches("./");
+    w == r || w.ends_with(&format!("/{r}")) || r.ends_with(&format!("/{w}"))
+}
+
+/// A write the command did not name a file for (`(sed -i)`, `(git apply)`).
+fn opaque(w: &str) -> bool {
+    w.starts_with('(')
+}
+
+/// Opaque writes that change packages or history, not the repository's files.
+fn opaque_not_an_edit(w: &str) -> bool {
+    ["install", "uninstall", "(git commit", "(git checkout", "(git restore", "(git stash", "(git reset", "(git init", "(git clone"]
+        .iter()
+        .any(|k| w.contains(k))
+}
+
+/// What the run's changes amount to.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    /// The submitted patch's files, when the run submitted a patch (empty: it submitted nothing).
+    pub patch: Option<Vec<PatchFile>>,
+    /// Per action: a successful change to a file that stays in the final state.
+    pub matters: Vec<bool>,
+    /// Files it created (written whole first, or new in the patch): not the repository's own.
+    pub created: BTreeSet<String>,
+    /// A change it undid and never redid: (the change's action, the undoing action, the file).
+    pub undone: Option<(usize, usize, String)>,
+}
+
+impl Changes {
+    /// The last change that matters.
+    #[must_use]
+    pub fn last(&self) -> Option<usize> {
+        self.matters.iter().rposition(|m| *m)
+    }
+
+    /// The last change that matters to the repository's own code: not to files it created, not
+    /// to documentation (`doc`), the change a check is owed after.
+    #[must_use]
+    pub fn last_code(&self, acts: &[Action<'_>], doc: impl Fn(&str) -> bool) -> Option<usize> {
+        (0..acts.len()).rev().find(|&i| {
+            self.matters[i] && acts[i].writes.iter().any(|w| opaque(w) || (!doc(w) && self.is_repository_file(w) && self.stays(w)))
+        })
+    }
+
+    /// Whether a file it wrote stays in the final state (is in the patch, when there is one).
+    fn stays(&self, w: &str) -> bool {
+        self.patch.as_ref().is_none_or(|p| p.iter().any(|f| same_file(w, &f.path)))
+    }
+
+    /// The repository files its changes that matter touched, in order of first change.
+    #[must_use]
+    pub fn files(&self, acts: &[Action<'_>]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (a, _) in acts.iter().zip(&self.matters).filter(|(_, m)| **m) {
+            for w in a.writes.iter().filter(|w| !opaque(w) && !self.created.contains(*w)) {
+                let name = match &self.patch {
+                    Some(p) => p.iter().find(|f| same_file(w, &f.path)).map_or_else(|| w.clone(), |f| f.path.clone()),
+                    None => w.clone(),
+                };
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a file it wrote is one of the repository's own (not one it created).
+    #[must_use]
+    pub fn is_repository_file(&self, file: &str) -> bool {
+        match &self.patch {
+            Some(p) => p.iter().any(|f| !f.new && same_file(file, &f.path)),
+            None => !self.created.iter().any(|c| same_file(c, file)),
+        }
+    }
+}
+
+/// Works out which changes matter, from the actions and the submission.
+#[must_use]
+pub fn analyse(acts: &[Action<'_>], submission: Option<&str>) -> Changes {
+    let patch = submission.filter(|s| is_patch(s)).map(patch_files);
+    // Files it wrote whole before anything else wrote them, and files it removed after writing.
+    let mut created: BTreeSet<String> = BTreeSet::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut removed: BTreeSet<String> = BTreeSet::new();
+    for a in acts.iter().filter(|a| a.mutated()) {
+        for w in a.writes.iter().filter(|w| !opaque(w)) {
+            let deleted = a.deletes.iter().any(|d| d == w);
+            if deleted && seen.iter().any(|s| same_file(s, w)) {
+                removed.insert(w.clone());
+            }
+            if !seen.iter().any(|s| same_file(s, w)) && !deleted {
+                seen.insert(w.clone());
+                if a.creates {
+                    created.insert(w.clone());
+                }
+            }
+        }
+    }
+    if let Some(p) = &patch {
+        created.extend(p.iter().filter(|f| f.new).map(|f| f.path.clone()));
+    }
+    let scratch = |w: &str| removed.iter().any(|r| same_file(r, w));
+    let matters: Vec<bool> = acts
+        .iter()
+        .map(|a| {
+            a.mutated()
+                && a.writes.iter().any(|w| match &patch {
+                    Some(p) if opaque(w) => !p.is_empty() && !opaque_not_an_edit(w),
+                    Some(p) => p.iter().any(|f| same_file(w, &f.path)),
+                    None if opaque(w) => !opaque_not_an_edit(w),
+                    None => !scratch(w),
+                })
+        })
+        .collect();
+    // Changes to files it did not make and remove, whether or not they stay: what a revert can
+    // undo.
+    let changed: Vec<bool> =
+        acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
+    let undone = undone(acts, &changed, patch.as_deref());
+    Changes { patch, matters, created, undone }
+}
+
+/// The first change that a later action put back and nothing redid.
+fn undone(acts: &[Action<'_>], changed: &[bool], patch: Option<&[PatchFile]>) -> Option<(usize, usize, String)> {
+    for (r, a) in acts.iter().enumerate() {
+        for f in &a.reverts {
+            let all = f == "*";
+            let Some(hit) = (0..r).rev().find(|&i| changed[i] && (all || acts[i].writes.iter().any(|w| same_file(w, f)))) else {
+                continue;
+            };
+            let file = if all { acts[hit].writes.first().cloned().unwrap_or_default() } else { f.clone() };
+            let redone = match patch {
+                Some(p) => p.iter().any(|pf| same_file(&file, &pf.path)),
+                None => (r + 1..acts.len()).any(|j| changed[j] && acts[j].writes.iter().any(|w| all || same_file(w, f))),
+            };
+            if !redone {
+                return Some((hit, r, file));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_files_and_new_ones() {
+        let p = "diff --git a/src/a.py b/src/a.py\nindex 1..2 100644\n--- a/src/a.py\n+++ b/src/a.py\n@@\n-x\n+y\ndiff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_new.py\n";
+        assert_eq!(
+            patch_files(p),
+            vec![PatchFile { path: "src/a.py".into(), new: false }, PatchFile { path: "tests/test_new.py".into(), new: true }]
+        );
+        assert!(is_patch(p) && is_patch("") && !is_patch("The answer is 42"));
+    }
+
+    #[test]
+    fn paths_as_written_name_repository_files() {
+        assert!(same_file("/testbed/src/a.py", "src/a.py"));
+        assert!(same_file("./src/a.py", "src/a.py"));
+        assert!(!same_file("/testbed/src/aa.py", "src/a.py"));
+    }
+}

@@ -1,0 +1,46 @@
+//! Rules for runs with a user in the loop (tau-bench's simulated customer and the like), where
+//! the agent proposes a change, the user consents, and only a successful state-changing call is
+//! progress: a consent the agent never acted on, a user that ended the episode in the very turn
+//! it consented, and a hand-over to a person the user asked for.
+
+use super::actions::Action;
+use crate::model::{Role, Step, Trajectory};
+use crate::rules::profile::Profile;
+
+/// The last user message that consents to a change the agent had just proposed, with the
+/// agent's proposal before it.
+#[must_use]
+pub fn last_consent<'t>(t: &'t Trajectory, p: &Profile) -> Option<(&'t Step, &'t Step)> {
+    let users: Vec<&Step> = t.steps.iter().filter(|s| s.role == Role::User).collect();
+    let first_user = users.first().map(|s| s.index)?;
+    users.iter().rev().find_map(|u| {
+        if u.index == first_user || !p.consent.is_match(&u.text) {
+            return None;
+        }
+        let proposal = t.steps[..u.index as usize].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())?;
+        (proposal.tool_calls.is_empty() && p.asks.is_match(proposal.text.trim_end())).then_some((*u, proposal))
+    })
+}
+
+/// Whether it issued a change after `step` (a call the environment refused still issued it).
+#[must_use]
+pub fn changed_after(acts: &[Action<'_>], step: u32) -> bool {
+    acts.iter().any(|a| a.at.step > step && a.mutates())
+}
+
+/// The user ended the episode in the turn it consented, so the agent never had a turn to act.
+#[must_use]
+pub fn ended_on_consent<'t>(t: &'t Trajectory, acts: &[Action<'_>], p: &Profile) -> Option<&'t Step> {
+    if p.user_ends.list.is_empty() {
+        return None;
+    }
+    let (u, _) = last_consent(t, p)?;
+    let last_user = t.steps.iter().rev().find(|s| s.role == Role::User)?;
+    (u.index == last_user.index && p.user_ends.is_match(&u.text) && !changed_after(acts, u.index)).then_some(u)
+}
+
+/// The user asked to be handed to a person before the agent's hand-over at `step`.
+#[must_use]
+pub fn user_asked_for_human(t: &Trajectory, step: u32, p: &Profile) -> bool {
+    t.steps[..step as usize].iter().rev().find(|s| s.role == Role::User).is_some_and(|u| p.asks_for_human.is_match(&u.text))
+}
