@@ -265,3 +265,23 @@ fn tau_bench_classified_against_the_retail_registry_from_source_has_no_invented_
     let bare = classifier();
     assert!(ts.iter().all(|t| !bare.classify(t).classes.contains(&"hallucinated_tool".to_string())));
 }
+
+/// Plain-text `gemini -p` output is recognizable by no content: every command that reads
+/// transcripts takes the format by name, as `ingest --format` does.
+#[test]
+fn classify_show_spotcheck_and_report_take_the_input_format() {
+    let file = samples("gemini-cli/headless-run.txt").display().to_string();
+    let skipped = coroner(&["classify", "-q", "-o", "-", &file]);
+    assert!(String::from_utf8_lossy(&skipped.stdout).trim().is_empty(), "without it the text file is skipped");
+    let r = coroner(&["classify", "-q", "-o", "-", "--input-format", "gemini-cli-headless", &file]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let v: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&r.stdout).lines().next().expect("a verdict")).unwrap();
+    assert_eq!(v["harness"], "gemini-cli");
+    let shown = coroner(&["show", "--input-format", "gemini-cli-headless", &file]);
+    assert_eq!(shown.status.code(), Some(0), "{}", String::from_utf8_lossy(&shown.stderr));
+    let report = coroner(&["report", "-q", "--format", "json", "--input-format", "gemini-cli-headless", &file]);
+    assert_eq!(report.status.code(), Some(0), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(String::from_utf8_lossy(&report.stdout).contains("gemini-cli"));
+    let ingest = coroner(&["ingest", "--input-format", "gemini-cli-headless", &file]);
+    assert_eq!(ingest.status.code(), Some(0), "{}", String::from_utf8_lossy(&ingest.stderr));
+}

@@ -192,7 +192,11 @@ fn undone(acts: &[Action<'_>], changed: &[bool], patch: Option<&[PatchFile]>) ->
             let file = if all { acts[hit].writes.first().cloned().unwrap_or_default() } else { f.clone() };
             let redone = match patch {
                 Some(p) => p.iter().any(|pf| same_file(&file, &pf.path)),
-                None => (r + 1..acts.len()).any(|j| changed[j] && acts[j].writes.iter().any(|w| all || same_file(w, f))),
+                // `git stash pop` / `apply` brings a stashed tree back.
+                None => (r + 1..acts.len()).any(|j| {
+                    (changed[j] && acts[j].writes.iter().any(|w| all || same_file(w, f)))
+                        || (all && acts[j].writes.iter().any(|w| w == "(git stash)"))
+                }),
             };
             if !redone {
                 return Some((hit, r, file));

@@ -295,6 +295,15 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
         let ex = status_excerpt(t).unwrap_or("");
         f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, t.termination.source.clone()));
     }
+    // A harness that crashed on its own bug ended the run from outside the model as much as a
+    // failed container did.
+    if m.termination == TerminationKind::HarnessError {
+        let ex = status_excerpt(t).unwrap_or("");
+        let mut e = on_status(t, "infra-termination", "infrastructure", ex, t.termination.source.clone());
+        e.detail =
+            Some(format!("the harness itself failed{}", t.termination.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default()));
+        f.class("infrastructure", e);
+    }
     if let Some(u) = dialogue::ended_on_consent(t, acts, p) {
         let mut e = on_steps(t, "infra-user-ended-on-consent", "infrastructure", vec![u.index], head(&u.text));
         e.detail = Some("the simulated user ended the episode in the turn it consented: the agent never had a turn to act".into());

@@ -46,6 +46,10 @@ pub struct ClassifyOptions {
     /// A verdict file joined to every trajectory (as for `ingest`). Repeatable.
     #[arg(long, value_name = "FILE")]
     pub verdicts: Vec<PathBuf>,
+    /// Parse every transcript as this format instead of detecting it (`ingest --list-formats`),
+    /// as `ingest --format` does.
+    #[arg(long = "input-format", value_name = "NAME")]
+    pub input_format: Option<String>,
     /// The step limit the runs were given, to infer budget exhaustion without a status.
     #[arg(long, value_name = "N")]
     pub step_limit: Option<u32>,
@@ -84,6 +88,9 @@ impl ClassifyOptions {
         for f in &self.verdicts {
             v.extend(["--verdicts".to_string(), display_path(f)]);
         }
+        if let Some(f) = &self.input_format {
+            v.extend(["--input-format".to_string(), f.clone()]);
+        }
         if let Some(n) = self.step_limit {
             v.extend(["--step-limit".to_string(), n.to_string()]);
         }
@@ -111,7 +118,12 @@ pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limit
 
 pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
     let c = a.classify.classifier()?;
-    let opts = IngestOptions { inputs: a.inputs.clone(), verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
+    let opts = IngestOptions {
+        inputs: a.inputs.clone(),
+        verdicts: a.classify.verdicts.clone(),
+        format: a.classify.input_format.clone(),
+        ..IngestOptions::default()
+    };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
     // Parquet are columnar and written at the end.
     let columnar = a

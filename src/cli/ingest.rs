@@ -23,7 +23,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub list_formats: bool,
     /// Parse every transcript as this format instead of detecting it (see --list-formats).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, visible_alias = "input-format", value_name = "NAME")]
     pub format: Option<String>,
     /// A verdict file (CSV or JSON `task_id,outcome`, SWE-bench report) applied to every
     /// trajectory; wins over outcomes found beside the transcripts. Repeatable.

@@ -41,6 +41,10 @@ pub struct StudyArgs {
     /// A tool registry applied to every arm (study arms may name their own). Repeatable.
     #[arg(long, value_name = "FILE")]
     pub registry: Vec<PathBuf>,
+    /// Parse every transcript as this format instead of detecting it (`ingest --list-formats`),
+    /// as `ingest --format` does.
+    #[arg(long = "input-format", value_name = "NAME")]
+    pub input_format: Option<String>,
     /// Print the tables only, not the ingest diagnostics.
     #[arg(short, long)]
     pub quiet: bool,
@@ -85,7 +89,7 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), C
     let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
     let result = if let Some(path) = &study_file {
         let (study, arms) = Study::load(path).map_err(CliError::invalid)?;
-        crate::study::run_study(study.title, &arms, &rules, &a.registry, &mut diagnostics)
+        crate::study::run_study(study.title, &arms, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics)
     } else {
         let mut named = Vec::new();
         for s in &a.arm {
@@ -97,7 +101,7 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), C
                 }
             }
         }
-        crate::study::run_inputs(&inputs, &named, &rules, &a.registry, &mut diagnostics)
+        crate::study::run_inputs(&inputs, &named, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics)
     };
     let run = result.map_err(CliError::invalid)?;
     if !a.quiet {

@@ -55,7 +55,12 @@ pub fn run(a: &ShowArgs) -> Result<Done, CliError> {
         _ => Selector::Only,
     };
     let c = a.classify.classifier()?;
-    let opts = IngestOptions { inputs: vec![PathBuf::from(&path)], verdicts: a.classify.verdicts.clone(), ..IngestOptions::default() };
+    let opts = IngestOptions {
+        inputs: vec![PathBuf::from(&path)],
+        verdicts: a.classify.verdicts.clone(),
+        format: a.classify.input_format.clone(),
+        ..IngestOptions::default()
+    };
     let mut trajs: Vec<Trajectory> = Vec::new();
     // Nothing is written while reading, so any failure here is about the input.
     let summary = crate::pipeline::run(&opts, &c.rules, &mut |t| {

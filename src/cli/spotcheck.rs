@@ -138,7 +138,8 @@ fn classify_all<T: Send>(
     quiet: bool,
     map: &(dyn Fn(&crate::model::Trajectory, Verdict) -> T + Sync),
 ) -> Result<(Vec<T>, bool), CliError> {
-    let opts = IngestOptions { inputs: inputs.to_vec(), verdicts: o.verdicts.clone(), ..IngestOptions::default() };
+    let opts =
+        IngestOptions { inputs: inputs.to_vec(), verdicts: o.verdicts.clone(), format: o.input_format.clone(), ..IngestOptions::default() };
     let mut out = Vec::new();
     let summary = crate::pipeline::run_map(
         &opts,

@@ -100,6 +100,7 @@ pub fn run_study(
     arms: &[ResolvedArm],
     rules: &Rules,
     extra: &[PathBuf],
+    format: Option<&str>,
     diagnostics: &mut Vec<InputError>,
 ) -> Result<StudyRun, RunError> {
     let mut out = Vec::new();
@@ -132,6 +133,7 @@ pub fn run_study(
             inputs: arm.inputs.clone(),
             verdicts: arm.verdicts.iter().cloned().collect(),
             harness: arm.spec.harness.clone(),
+            format: format.map(ToString::to_string),
             ..IngestOptions::default()
         };
         let mut verdicts = Vec::new();
@@ -174,6 +176,7 @@ pub fn run_inputs(
     named: &[(String, PathBuf)],
     rules: &Rules,
     registries: &[PathBuf],
+    format: Option<&str>,
     diagnostics: &mut Vec<InputError>,
 ) -> Result<StudyRun, RunError> {
     if !named.is_empty() {
@@ -193,7 +196,7 @@ pub fn run_inputs(
                 verdicts: None,
             })
             .collect();
-        return run_study(None, &arms, rules, registries, diagnostics);
+        return run_study(None, &arms, rules, registries, format, diagnostics);
     }
     let mut loaded = Vec::new();
     let mut regs = BTreeMap::new();
@@ -203,7 +206,7 @@ pub fn run_inputs(
         loaded.push(l);
     }
     let c = Classifier::new(rules.clone(), loaded, Options::default());
-    let opts = IngestOptions { inputs: inputs.to_vec(), ..IngestOptions::default() };
+    let opts = IngestOptions { inputs: inputs.to_vec(), format: format.map(ToString::to_string), ..IngestOptions::default() };
     let mut by_arm: BTreeMap<String, (Vec<Verdict>, Option<String>)> = BTreeMap::new();
     let summary =
         crate::pipeline::run_map(&opts, &c.rules, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
