@@ -10,6 +10,7 @@ that existed, every disagreement with both labels, and the flag rates among all 
 500-trajectory SWE-bench run beside the rates read by hand.
 """
 import argparse
+import tomllib
 import csv
 import json
 import subprocess
@@ -249,12 +250,27 @@ def main():
         cm = sum(1 for v in swe if f in v.get("flags", []))
         hm = sum(1 for lab in swe_labels if f in lab["flags"].split(";"))
         w.append(f"| {f} | {cm}/{len(swe)} = {cm / max(1, len(swe)):.0%} | {hm}/{len(swe_labels)} = {hm / max(1, len(swe_labels)):.0%} |")
+    why = {}
+    groups = tomllib.load(open(ACC / "disagreements.toml", "rb")).get("group", [])
+    for g in groups:
+        for n in g["n"]:
+            why[str(n)] = g["name"]
+    unexplained = [lab["n"] for lab, _ in disagree if lab["n"] not in why]
     w.append("\n## Every disagreement\n")
-    w.append("| n | family | label | coroner | coroner's evidence | the labeller's rationale |")
-    w.append("|---|---|---|---|---|---|")
+    w.append(
+        f"{len(disagree)} disagreements, {len(disagree) - len(unexplained)} explained by the groups below "
+        f"(`accuracy/disagreements.toml`)" + (f"; not yet explained: {', '.join('n=' + n for n in unexplained)}" if unexplained else "") + ".\n"
+    )
+    for g in groups:
+        members = [lab["n"] for lab, _ in disagree if why.get(lab["n"]) == g["name"]]
+        if members:
+            w.append(f"- **{g['name']}** ({', '.join('n=' + m for m in members)}): {g['why'].strip()}")
+    w.append("")
+    w.append("| n | family | label | coroner | coroner's evidence | why they differ | the labeller's rationale |")
+    w.append("|---|---|---|---|---|---|---|")
     for lab, v in sorted(disagree, key=lambda p: int(p[0]["n"])):
         ev = ", ".join(sorted({e["rule"] for e in v.get("evidence", []) if e["supports"] in CLASSES}))
-        w.append(f"| {lab['n']} | {lab['family']} | {lab['primary']} | {machine(v)} | {esc(ev)} | {esc(lab['rationale'])} |")
+        w.append(f"| {lab['n']} | {lab['family']} | {lab['primary']} | {machine(v)} | {esc(ev)} | {why.get(lab['n'], 'unexplained')} | {esc(lab['rationale'])} |")
     Path(a.out).write_text("\n".join(w) + "\n")
     print(f"kappa {kappa_cell(overall)}; wrote {a.out}", file=sys.stderr)
 
