@@ -95,7 +95,7 @@ fn real_retail_results_give_steps_pairing_tests_and_outcomes() {
 
 #[test]
 fn react_sample_escalation_unknown_action_and_a_run_that_raised() {
-    let (ts, s) = ingest(&[&samples("tau-bench")]);
+    let (ts, s) = ingest(&[&samples("tau-bench/react-gpt-4o-mini-0.0_range_0-2_user-gpt-4o-llm_0701120000.json")]);
     assert_eq!(ts.len(), 3);
     assert_eq!(s.quarantined_files(), 0);
     assert!(ts.iter().all(|t| t.model.as_deref() == Some("gpt-4o-mini")));

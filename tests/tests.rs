@@ -51,6 +51,8 @@ mod interpret;
 mod notebooks;
 /// Pre-registered predictions: verdicts, exit codes, broken and late seals, retraction, JUnit.
 mod predict;
+/// Samples shaped like real failed runs, one per hard-case decision: class, flags and evidence steps.
+mod real_shapes;
 /// Tool registries: extraction per language and shape, import, diff, bad sources and queries.
 mod registry;
 /// Study reports: tables against the reference statistics, Markdown, charts, determinism, compare.

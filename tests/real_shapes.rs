@@ -1,0 +1,215 @@
+//! Samples shaped like real failed runs (mini-swe-agent on SWE-bench, tau-bench retail,
+//! Terminal-Bench 1 trials of installed OpenHands), one per decision of DESIGN.md's "Decisions on
+//! hard cases": each is ingested and classified in-process, and its primary class, the classes
+//! and flags it must and must not have, and the evidence (rule and the steps it points at) are
+//! checked. The samples' README lines say which real run each imitates.
+
+use std::path::PathBuf;
+
+use coroner::model::{Evidence, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
+
+use crate::common::{classified, samples};
+
+const SWEBENCH: &str = "mini-swe-agent/swebench-results";
+const TAU: &str = "tau-bench/tool-calling-gpt-4o-0.0_range_0-50_user-gpt-4o-llm_0702093000.json";
+const OPENHANDS: &str = "terminal-bench/openhands";
+
+/// The trajectory of `task` in `sample`, with its verdict.
+fn one(sample: &str, task: &str) -> (Trajectory, Verdict) {
+    let path: PathBuf = samples(sample);
+    let got = classified(&[&path]);
+    let ids: Vec<String> = got.iter().map(|(t, _)| t.task_id.clone()).collect();
+    got.into_iter().find(|(t, _)| t.task_id == task).unwrap_or_else(|| panic!("no trajectory for {task} in {sample}: have {ids:?}"))
+}
+
+/// The evidence of `rule`, which must be there.
+fn evidence<'a>(v: &'a Verdict, rule: &str) -> &'a Evidence {
+    v.evidence.iter().find(|e| e.rule == rule).unwrap_or_else(|| {
+        panic!("{}: no `{rule}` evidence; have {:?}", v.task_id, v.evidence.iter().map(|e| (&e.rule, &e.steps)).collect::<Vec<_>>())
+    })
+}
+
+fn has_rule(v: &Verdict, rule: &str) -> bool {
+    v.evidence.iter().any(|e| e.rule == rule)
+}
+
+/// The shell command of the call at `step`.
+fn command(t: &Trajectory, step: u32) -> &str {
+    let s = &t.steps[step as usize];
+    s.tool_calls.first().and_then(|c| c.arguments["command"].as_str()).unwrap_or_else(|| panic!("step {step} issues no command: {s:?}"))
+}
+
+#[test]
+fn swebench_fix_undone_with_git_checkout_then_an_empty_patch_is_early_resignation() {
+    let (t, v) = one(SWEBENCH, "acme__pkgtools-412");
+    // The run: v1 text actions, submitted, an empty patch, and the SWE-bench report beside it.
+    assert_eq!(t.provenance.format_version.as_deref(), Some("mini-swe-agent-1"));
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert_eq!(t.submission.as_deref(), Some(""));
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    assert!(t.outcome.source.as_ref().unwrap().file.ends_with("logs/acme__pkgtools-412/report.json"));
+    assert!(command(&t, 6).starts_with("sed -i"), "the fix");
+    assert!(command(&t, 8).starts_with("python -m pytest"), "the tests pass after it");
+    assert!(t.steps[9].tool_results[0].output.contains("5 passed"));
+    assert!(command(&t, 10).starts_with("git checkout pkg/discover.py"), "the fix undone");
+
+    // Submitting nothing is the primary class, whatever hid the work.
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.classes, ["early_resignation"]);
+    assert!(!v.classes.iter().any(|c| c == "worked_then_wrong"), "no change stayed, so no progress");
+    let e = evidence(&v, "resign-empty-submission");
+    assert_eq!(e.supports, "early_resignation");
+    assert_eq!(e.steps, [12]);
+    assert!(e.excerpt.starts_with("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"), "{}", e.excerpt);
+    assert!(e.detail.as_deref().unwrap().contains("after 1 changes that did not stay"), "{:?}", e.detail);
+
+    // It undid its own fix and never redid it; it claimed success.
+    assert_eq!(v.flags, ["false_done", "regressed"]);
+    let r = evidence(&v, "flag-regressed");
+    assert_eq!(r.steps, [6, 10], "the fix and the checkout");
+    assert!(r.excerpt.starts_with("git checkout pkg/discover.py"), "{}", r.excerpt);
+    assert!(r.detail.as_deref().unwrap().contains("pkg/discover.py"), "{:?}", r.detail);
+    let d = evidence(&v, "flag-false-done");
+    assert_eq!(d.steps, [12]);
+    assert!(d.excerpt.contains("I am confident the fix is complete"), "{}", d.excerpt);
+    assert!(!v.flags.iter().any(|f| f == "unverified" || f == "edited_tests"));
+}
+
+#[test]
+fn swebench_scratch_files_removed_and_a_wrong_fix_submitted_is_worked_then_wrong() {
+    let (t, v) = one(SWEBENCH, "acme__pkgtools-433");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    let patch = t.submission.as_deref().unwrap();
+    assert!(patch.starts_with("diff --git a/pkg/core.py b/pkg/core.py"));
+    assert_eq!(patch.matches("diff --git").count(), 1, "the patch holds pkg/core.py only");
+    assert!(command(&t, 4).starts_with("cat <<'EOF' > reproduce_issue.py"));
+    assert!(command(&t, 8).starts_with("python3 - <<'EOF'\npath = 'pkg/core.py'"), "the fix, an inline Python edit");
+    assert!(command(&t, 12).contains("> test_fix.py"));
+    assert!(command(&t, 14).starts_with("python -m pytest tests/test_core.py"));
+    assert_eq!(command(&t, 16), "rm reproduce_issue.py test_fix.py");
+
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.classes, ["worked_then_wrong"]);
+    // Progress is the change that stayed (pkg/core.py), not the removal of the scratch files,
+    // and the last check after it is the repository's tests, which passed.
+    let e = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(e.steps, [8, 15], "the edit of pkg/core.py and the pytest run's result");
+    assert!(!e.steps.contains(&16), "not the final rm");
+    assert!(e.excerpt.contains("pkg/core.py"), "{}", e.excerpt);
+    let detail = e.detail.as_deref().unwrap();
+    assert!(detail.starts_with("changed pkg/core.py"), "{detail}");
+    assert!(detail.contains("last check: python -m pytest at step 15, passed"), "{detail}");
+    assert!(!detail.contains("reproduce_issue.py") && !detail.contains("test_fix.py"), "{detail}");
+
+    // Checked after the last change, no repository test touched (test_fix.py was its own scratch
+    // file), nothing undone; it claimed success.
+    assert_eq!(v.flags, ["false_done"]);
+    assert!(!has_rule(&v, "flag-unverified") && !has_rule(&v, "flag-edited-tests") && !has_rule(&v, "flag-regressed"));
+    assert!(v.mechanics.test_files_changed.is_empty(), "{:?}", v.mechanics.test_files_changed);
+    let d = evidence(&v, "flag-false-done");
+    assert_eq!(d.steps, [18]);
+    assert!(d.excerpt.contains("all tests pass"), "{}", d.excerpt);
+}
+
+#[test]
+fn tau_user_consents_and_stops_in_one_message_is_infrastructure() {
+    let (t, v) = one(TAU, "11");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    assert_eq!(t.termination.rule.as_deref(), Some("tau-user-stop"));
+    let last = t.steps.last().unwrap();
+    assert_eq!((last.index, last.role), (13, Role::User));
+    assert!(t.steps[12].text.trim_end().ends_with("Would you like me to proceed?"));
+    assert!(!t.calls().any(|(_, c)| c.name == "exchange_delivered_order_items"));
+
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure"]);
+    let e = evidence(&v, "infra-user-ended-on-consent");
+    assert_eq!(e.steps, [13], "the user's message");
+    assert_eq!(e.excerpt, "Yes, please go ahead. ###STOP###");
+    // The agent never had a turn: no unexecuted plan is held against it.
+    assert!(!has_rule(&v, "plan-consented-not-done"));
+    assert!(v.flags.is_empty(), "{:?}", v.flags);
+}
+
+#[test]
+fn tau_consent_never_acted_on_then_a_transfer_is_plan_without_execution() {
+    let (t, v) = one(TAU, "23");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    assert_eq!(t.steps[13].text, "Yes, please proceed with the return. Can the refund reach my card by this Friday?");
+    assert!(!t.calls().any(|(_, c)| c.name == "return_delivered_order_items"));
+    let (_, last_call) = t.calls().last().unwrap();
+    assert_eq!(last_call.name, "transfer_to_human_agents");
+
+    assert_eq!(v.primary.as_deref(), Some("plan_without_execution"));
+    let e = evidence(&v, "plan-consented-not-done");
+    assert_eq!(e.supports, "plan_without_execution");
+    assert_eq!(e.steps, [12, 13], "the proposal and the consent");
+    assert!(e.excerpt.starts_with("Yes, please proceed with the return."), "{}", e.excerpt);
+    // The user asked to be escalated before the transfer: a hand-over the user asked for is no
+    // resignation, and no change was made, so no progress either.
+    assert_eq!(v.classes, ["plan_without_execution"]);
+    assert!(!has_rule(&v, "resign-explicit") && !has_rule(&v, "worked-progress-then-failed"));
+}
+
+#[test]
+fn tau_change_made_then_a_transfer_the_user_asked_for_is_worked_then_wrong() {
+    let (t, v) = one(TAU, "37");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    let modify = &t.steps[14];
+    assert_eq!(modify.tool_calls[0].name, "modify_pending_order_items");
+    assert!(t.steps[15].tool_results[0].output.contains("pending (item modified)"));
+    assert!(t.steps[17].text.contains("Can you transfer me to a human agent?"));
+    assert_eq!(t.steps[18].tool_calls[0].name, "transfer_to_human_agents");
+
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.classes, ["worked_then_wrong"], "the transfer the user asked for is a normal end");
+    assert!(!v.classes.iter().any(|c| c == "early_resignation"));
+    assert!(!has_rule(&v, "resign-explicit"));
+    let e = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(e.steps, [14], "the state-changing call");
+    assert_eq!(e.excerpt, "modify_pending_order_items");
+    // The write answered with the order it left: no check is owed after it.
+    assert!(!has_rule(&v, "flag-unverified"));
+}
+
+#[test]
+fn terminal_bench_openhands_never_installed_is_infrastructure() {
+    let (t, v) = one(OPENHANDS, "unpack-release");
+    assert_eq!(t.harness, "openhands");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    assert!(t.signals.statuses.iter().any(|s| s.field == "failure_mode" && s.text == "unset"));
+    assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
+    assert_eq!(t.termination.rule.as_deref(), Some("tb-capture-not-installed"));
+    assert_eq!(t.termination.raw.as_deref(), Some("/usr/local/bin/openhands: line 2: /app/.venv/bin/python: No such file or directory"));
+    // No model step: the capture is kept whole as one environment step.
+    assert_eq!(t.steps.len(), 1);
+    assert_eq!(t.steps[0].role, Role::Environment);
+    assert!(t.submission.is_none(), "Terminal-Bench grades the workspace");
+
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure"]);
+    let e = evidence(&v, "infra-termination");
+    assert!(e.steps.is_empty(), "the end status is the evidence");
+    assert!(e.excerpt.ends_with("/app/.venv/bin/python: No such file or directory"), "{}", e.excerpt);
+    assert_eq!(e.detail.as_deref(), Some("terminal_capture.startup"));
+}
+
+#[test]
+fn terminal_bench_openhands_rate_limited_until_the_clock_is_infrastructure_not_a_budget() {
+    let (t, v) = one(OPENHANDS, "ledger-api");
+    assert_eq!(t.harness, "openhands");
+    assert!(t.signals.statuses.iter().any(|s| s.field == "failure_mode" && s.text == "agent_timeout"));
+    // The provider, not Terminal-Bench's clock, ended it.
+    assert_eq!(t.termination.kind, TerminationKind::Infrastructure);
+    assert_eq!(t.termination.rule.as_deref(), Some("openhands-rate-limited-state"));
+    assert_eq!(t.termination.budget, None);
+    assert!(t.termination.raw.as_deref().unwrap().ends_with("from AgentState.RUNNING to AgentState.RATE_LIMITED"));
+
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure"]);
+    assert!(!v.classes.iter().any(|c| c == "budget_exhausted"));
+    let e = evidence(&v, "infra-termination");
+    assert!(e.steps.is_empty());
+    assert!(e.excerpt.contains("openhands:INFO: agent_controller.py:574 - [Agent Controller"), "{}", e.excerpt);
+    assert_eq!(e.detail.as_deref(), Some("terminal_capture.log"));
+}
