@@ -573,6 +573,10 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         None => String::new(),
     };
     let check = match last_check {
+        Some(c) if last_mut.is_some_and(|i| c < i) => {
+            let a = &acts[c];
+            format!("; no check after it (the last one ran before it, at step {})", a.result_step.unwrap_or(a.at.step))
+        }
         Some(c) => {
             let a = &acts[c];
             let what = a
