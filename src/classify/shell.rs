@@ -550,7 +550,7 @@ fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
                         None if positional[0] == "restore" => positional[1..].iter().copied().filter(|a| !a.starts_with("--")).collect(),
                         None => positional[1..].iter().copied().filter(|a| a.contains('.') || a.contains('/')).collect(),
                     };
-                    if files.iter().any(|f| *f == ".") {
+                    if files.contains(&".") {
                         fx.reverts.push("*".into());
                     } else {
                         fx.reverts.extend(files.iter().map(|f| (*f).to_string()));
