@@ -5,7 +5,7 @@ use crate::common::root;
 #[test]
 fn checked_in_schemas_are_current() {
     let update = std::env::var_os("COR_UPDATE_SCHEMAS").is_some();
-    for (name, fresh) in coroner::model::schema::published() {
+    for (name, fresh) in coroner::cli::schema::published() {
         let path = root().join("schemas").join(name);
         if update {
             std::fs::write(&path, &fresh).unwrap();
@@ -18,7 +18,7 @@ fn checked_in_schemas_are_current() {
 
 #[test]
 fn the_trajectory_schema_names_the_contract_fields() {
-    let (_, s) = coroner::model::schema::published().into_iter().find(|(n, _)| *n == "trajectory.schema.json").unwrap();
+    let (_, s) = coroner::cli::schema::published().into_iter().find(|(n, _)| *n == "trajectory.schema.json").unwrap();
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
     let props = v["properties"].as_object().unwrap();
     for field in

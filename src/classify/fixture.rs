@@ -22,7 +22,6 @@
 use serde::Deserialize;
 
 use super::engine::{Classifier, Options};
-use crate::ingest::adapters::shared::common::tool_call;
 use crate::model::{
     Budget, DeclaredTool, Outcome, OutcomeStatus, Role, Step, Termination, TerminationKind, ToolResult, Trajectory, pair_results,
 };
@@ -179,7 +178,12 @@ impl Case {
             step.format_error = s.format_error.clone();
             for c in &s.calls {
                 let args = serde_json::to_value(&c.args).map_err(|e| e.to_string())?;
-                step.tool_calls.push(tool_call(c.id.clone(), &c.name, &args));
+                step.tool_calls.push(crate::model::ToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: args,
+                    raw_arguments: None,
+                });
             }
             for r in &s.results {
                 let mut res = ToolResult::new(r.output.clone());

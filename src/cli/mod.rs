@@ -11,6 +11,7 @@ mod predict;
 mod registry;
 mod report;
 mod rules;
+pub mod schema;
 mod show;
 mod spotcheck;
 

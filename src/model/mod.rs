@@ -2,7 +2,6 @@
 
 mod ids;
 mod pairing;
-pub mod schema;
 mod signals;
 mod trajectory;
 mod verdict;

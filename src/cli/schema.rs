@@ -1,5 +1,6 @@
-//! JSON Schemas generated from the model types; checked in under `schemas/` and compared by a
-//! test, so the documented format can never drift from the code.
+//! JSON Schemas generated from the model types, the study file and the predictions file;
+//! checked in under `schemas/` and compared by a test, so the documented formats can never
+//! drift from the code. It lives above the stages: `model` depends on none of them.
 
 use schemars::JsonSchema;
 
@@ -14,8 +15,8 @@ pub fn schema_of<T: JsonSchema>() -> String {
 #[must_use]
 pub fn published() -> Vec<(&'static str, String)> {
     vec![
-        ("trajectory.schema.json", schema_of::<super::Trajectory>()),
-        ("verdict.schema.json", schema_of::<super::Verdict>()),
+        ("trajectory.schema.json", schema_of::<crate::model::Trajectory>()),
+        ("verdict.schema.json", schema_of::<crate::model::Verdict>()),
         ("study.schema.json", schema_of::<crate::study::Study>()),
         ("predictions.schema.json", schema_of::<crate::predict::PredictionsFile>()),
     ]
