@@ -44,25 +44,17 @@ pub fn samples(sub: &str) -> PathBuf {
 
 /// Ingests in-process and classifies with the built-in rules and no registry.
 pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
-    let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
-    let opts = IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), ..IngestOptions::default() };
-    let mut out = Vec::new();
-    coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
-        let v = c.classify(&t);
-        out.push((t, v));
-        Ok(())
-    })
-    .expect("ingest runs");
-    out
+    classified_with(paths, &[])
 }
 
 /// Ingests in-process with `--verdicts` files and classifies with the built-in rules.
 pub fn classified_with(paths: &[&Path], verdicts: &[PathBuf]) -> Vec<(Trajectory, Verdict)> {
-    let c = Classifier::new(Rules::builtin().expect("built-in rules load"), Vec::new(), Options::default());
+    let rules = Rules::builtin().expect("built-in rules load");
+    let c = Classifier::new(rules.clone(), Vec::new(), Options::default());
     let opts =
         IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), verdicts: verdicts.to_vec(), ..IngestOptions::default() };
     let mut out = Vec::new();
-    coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
+    coroner::pipeline::run(&opts, &rules, &mut |t| {
         let v = c.classify(&t);
         out.push((t, v));
         Ok(())
