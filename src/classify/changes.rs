@@ -93,12 +93,17 @@ impl Changes {
         self.matters.iter().rposition(|m| *m)
     }
 
-    /// The last change that matters to the repository's own code: not to files it created, not
-    /// to documentation (`doc`), the change a check is owed after.
+    /// The last change a check is owed after: to the repository's own code when the run
+    /// submitted a patch (not files it added, not documentation), to any file that stays when
+    /// the workspace is the deliverable.
     #[must_use]
     pub fn last_code(&self, acts: &[Action<'_>], doc: impl Fn(&str) -> bool) -> Option<usize> {
         (0..acts.len()).rev().find(|&i| {
-            self.matters[i] && acts[i].writes.iter().any(|w| opaque(w) || (!doc(w) && self.is_repository_file(w) && self.stays(w)))
+            self.matters[i]
+                && acts[i]
+                    .writes
+                    .iter()
+                    .any(|w| opaque(w) || (!doc(w) && self.stays(w) && (self.patch.is_none() || self.is_repository_file(w))))
         })
     }
 
@@ -135,9 +140,11 @@ impl Changes {
     }
 }
 
-/// Works out which changes matter, from the actions and the submission.
+/// Works out which changes matter, from the actions and the submission; `aside` says which
+/// files are not part of a fix (tests, documentation): putting them back is tidying, not a
+/// regression.
 #[must_use]
-pub fn analyse(acts: &[Action<'_>], submission: Option<&str>) -> Changes {
+pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&str) -> bool) -> Changes {
     let patch = submission.filter(|s| is_patch(s)).map(patch_files);
     // Files it wrote whole before anything else wrote them, and files it removed after writing.
     let mut created: BTreeSet<String> = BTreeSet::new();
@@ -177,14 +184,19 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>) -> Changes {
     // undo.
     let changed: Vec<bool> =
         acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
-    let undone = undone(acts, &changed, patch.as_deref());
+    let undone = undone(acts, &changed, patch.as_deref(), &aside);
     Changes { patch, matters, created, undone }
 }
 
 /// The first change that a later action put back and nothing redid.
-fn undone(acts: &[Action<'_>], changed: &[bool], patch: Option<&[PatchFile]>) -> Option<(usize, usize, String)> {
+fn undone(
+    acts: &[Action<'_>],
+    changed: &[bool],
+    patch: Option<&[PatchFile]>,
+    aside: &dyn Fn(&str) -> bool,
+) -> Option<(usize, usize, String)> {
     for (r, a) in acts.iter().enumerate() {
-        for f in &a.reverts {
+        for f in a.reverts.iter().filter(|f| !aside(f)) {
             let all = f == "*";
             let Some(hit) = (0..r).rev().find(|&i| changed[i] && (all || acts[i].writes.iter().any(|w| same_file(w, f)))) else {
                 continue;

@@ -55,7 +55,7 @@ impl Classifier {
         let p = self.rules.profile_for_record(&t.harness, &t.provenance.adapter);
         let oracle = Oracle::for_trajectory(t, p, &self.registries);
         let acts = actions(t, p);
-        let changes = changes::analyse(&acts, t.submission.as_deref());
+        let changes = changes::analyse(&acts, t.submission.as_deref(), |f| p.test_files.is_match(f) || p.doc_files.is_match(f));
         let mut f = Findings::default();
         let unknown = tool_findings(t, &acts, &oracle, &mut f);
         let m = mechanics::compute(t, &acts, &changes, p, unknown);
