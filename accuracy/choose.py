@@ -19,7 +19,7 @@ from pathlib import Path
 
 SEED = 17
 
-# name, repo, commit, family
+# source name -> (repository, pinned commit)
 SOURCES = {
     "mini-swebench": ("gruckion/mini-swe-agent", "d12a71af"),
     "tb-leaderboard": ("laude-institute/terminal-bench-leaderboard", "8e1925a3"),

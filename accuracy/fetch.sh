@@ -52,14 +52,16 @@ python3 - "$FULL" <<'PY' > .cache/plan.tsv
 import csv, sys
 from collections import defaultdict
 want = defaultdict(set)
+pinned = {}
 for r in csv.DictReader(open("candidates.csv")):
+    pinned[r["source"]] = (r["source"], r["repo"], r["commit"])
     for p in r["fetch"].split(";"):
         if p:
-            want[(r["source"], r["repo"], r["commit"])].add(p)
+            want[pinned[r["source"]]].add(p)
 # The source's own verdict for the Magentic-One runs: the Who&When failures AgentRx annotated.
-want[("agentrx", "microsoft/AgentRx", "f228165b")].add("data/ground_truth/magentic_one_ground_truth.json")
+want[pinned["agentrx"]].add("data/ground_truth/magentic_one_ground_truth.json")
 if sys.argv[1] == "1":
-    want[("mini-swebench", "gruckion/mini-swe-agent", "d12a71af")].add("swebench_results/20251118_gemini-3-pro-74pct")
+    want[pinned["mini-swebench"]].add("swebench_results/20251118_gemini-3-pro-74pct")
 for (s, repo, commit), paths in sorted(want.items()):
     print("\t".join([s, repo, commit, *sorted(paths)]))
 PY

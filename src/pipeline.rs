@@ -1,7 +1,9 @@
 //! The stages composed for every command that reads transcripts: ingest decodes each file into
 //! records with their raw signals, interpretation gives the signals meaning with the rules in
 //! force, and the caller's map (classification, a writer) runs on the threads that parsed.
-//! Commands call this, never `ingest` alone, so no record reaches a later stage uninterpreted.
+//! Commands that classify, show or write records call this, never `ingest` alone, so no record
+//! reaches a later stage uninterpreted (`predict` reads only task ids and start times, which
+//! need no interpretation, straight from `ingest`).
 
 use crate::ingest::{IngestError, IngestOptions, Summary};
 use crate::model::Trajectory;

@@ -269,7 +269,7 @@ fn tau_bench_classified_against_the_retail_registry_from_source_has_no_invented_
 /// Plain-text `gemini -p` output is recognizable by no content: every command that reads
 /// transcripts takes the format by name, as `ingest --format` does.
 #[test]
-fn classify_show_spotcheck_and_report_take_the_input_format() {
+fn classify_show_report_and_ingest_take_the_input_format() {
     let file = samples("gemini-cli/headless-run.txt").display().to_string();
     let skipped = coroner(&["classify", "-q", "-o", "-", &file]);
     assert!(String::from_utf8_lossy(&skipped.stdout).trim().is_empty(), "without it the text file is skipped");

@@ -42,6 +42,22 @@ pub fn samples(sub: &str) -> PathBuf {
     root().join("samples").join(sub)
 }
 
+/// The built-in rules, loaded once for the whole test binary.
+pub fn builtin() -> &'static Rules {
+    static RULES: std::sync::LazyLock<Rules> = std::sync::LazyLock::new(|| Rules::builtin().expect("built-in rules load"));
+    &RULES
+}
+
+/// A command's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The end statuses an adapter read: field and text.
+pub fn statuses(t: &Trajectory) -> Vec<(&str, &str)> {
+    t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect()
+}
+
 /// Ingests in-process and classifies with the built-in rules and no registry.
 pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
     classified_with(paths, &[])
@@ -49,12 +65,12 @@ pub fn classified(paths: &[&Path]) -> Vec<(Trajectory, Verdict)> {
 
 /// Ingests in-process with `--verdicts` files and classifies with the built-in rules.
 pub fn classified_with(paths: &[&Path], verdicts: &[PathBuf]) -> Vec<(Trajectory, Verdict)> {
-    let rules = Rules::builtin().expect("built-in rules load");
+    let rules = builtin();
     let c = Classifier::new(rules.clone(), Vec::new(), Options::default());
     let opts =
         IngestOptions { inputs: paths.iter().map(|p| p.to_path_buf()).collect(), verdicts: verdicts.to_vec(), ..IngestOptions::default() };
     let mut out = Vec::new();
-    coroner::pipeline::run(&opts, &rules, &mut |t| {
+    coroner::pipeline::run(&opts, rules, &mut |t| {
         let v = c.classify(&t);
         out.push((t, v));
         Ok(())
@@ -70,7 +86,7 @@ pub fn ingest(paths: &[&Path]) -> (Vec<Trajectory>, Summary) {
 
 pub fn ingest_with(opts: IngestOptions) -> (Vec<Trajectory>, Summary) {
     let mut out = Vec::new();
-    let summary = coroner::pipeline::run(&opts, &Rules::builtin().expect("built-in rules load"), &mut |t| {
+    let summary = coroner::pipeline::run(&opts, builtin(), &mut |t| {
         out.push(t);
         Ok(())
     })

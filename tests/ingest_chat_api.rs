@@ -4,12 +4,7 @@
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, Role, TerminationKind};
 
-use crate::common::{by_task, coroner_in, corpus, ingest, samples, tempdir};
-
-/// The end statuses the adapter read: field and text.
-fn statuses(t: &coroner::model::Trajectory) -> Vec<(&str, &str)> {
-    t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect()
-}
+use crate::common::{by_task, coroner_in, corpus, ingest, samples, statuses, tempdir};
 
 #[test]
 fn real_openai_cassette_builds_one_conversation_from_the_last_request() {

@@ -3,7 +3,7 @@
 use coroner::ingest::FileStatus;
 use coroner::model::{OutcomeStatus, Role, TerminationKind};
 
-use crate::common::{by_task, corpus, ingest, samples};
+use crate::common::{builtin, by_task, corpus, ingest, samples, statuses};
 
 #[test]
 fn atif_invalid_json_marks_the_unusable_reply_and_pairs_the_rest() {
@@ -94,13 +94,12 @@ fn harbor_job_directories_join_trial_results() {
 /// How a trial that ended with this exception ended, once interpreted with the profile of
 /// `harness` (Harbor's vocabulary joins every harness's profile).
 fn interpreted_exception(harness: &str, kind: &str, message: &str) -> coroner::model::Termination {
-    let rules = coroner::rules::Rules::builtin().unwrap();
     let mut t = coroner::model::Trajectory::new("t", harness, "harbor", 1, Vec::new());
     t.signals.status("exception_info.exception_type", kind);
     if !message.is_empty() {
         t.signals.error("exception_info.exception_message", message);
     }
-    coroner::interpret::interpret(&mut t, &rules);
+    coroner::interpret::interpret(&mut t, builtin());
     t.termination
 }
 
@@ -140,8 +139,7 @@ fn harbor_trials_record_the_exception_as_signals_and_interpretation_decides() {
     let dir = samples("harbor/job-2026-03-02__10-00-00");
     let (ts, _) = ingest(&[&dir]);
     let timeout = ts.iter().find(|t| t.provenance.files[0].path.contains("fix-math__Z9y8X7w")).unwrap();
-    let statuses: Vec<(&str, &str)> = timeout.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
-    assert_eq!(statuses, [("exception_info.exception_type", "AgentTimeoutError")]);
+    assert_eq!(statuses(timeout), [("exception_info.exception_type", "AgentTimeoutError")]);
     assert_eq!(timeout.signals.errors[0].text, "Agent execution timed out after 900.0 seconds");
     assert_eq!(timeout.signals.consumed.wall_seconds, Some(899.0));
     let term = &timeout.termination;

@@ -9,7 +9,7 @@ use coroner::ingest::format::{FileEntry, Output, Unit};
 use coroner::ingest::{FileStatus, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
 
-use crate::common::{corpus, ingest, samples, tempdir};
+use crate::common::{corpus, ingest, samples, statuses, tempdir};
 
 const EVAL: &str = "inspect/2026-03-01T10-00-00+00-00_shell-puzzles.eval";
 
@@ -82,8 +82,7 @@ fn real_json_log_turns_calls_pairing_and_score() {
 
     // The final reply ended with stop_reason "stop", and no finish tool was offered: the
     // profile says the final reply is the answer.
-    let stops: Vec<(&str, &str)> = t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
-    assert_eq!(stops, [("output.choices[0].stop_reason", "stop")]);
+    assert_eq!(statuses(t), [("output.choices[0].stop_reason", "stop")]);
     assert!(t.signals.errors.is_empty() && t.signals.limits.is_empty());
     assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
     assert_eq!(t.termination.source.as_deref(), Some("last agent step"));

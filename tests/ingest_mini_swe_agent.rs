@@ -5,9 +5,8 @@ use coroner::ingest::adapters::swe::mini_swe_agent::MiniSweAgent;
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
 use coroner::model::{Amounts, Budget, CallRef, Enforcer, OutcomeStatus, Role, Signal, Termination, TerminationKind, Trajectory};
-use coroner::rules::Rules;
 
-use crate::common::{by_task, corpus, ingest, samples};
+use crate::common::{builtin, by_task, corpus, ingest, samples};
 
 fn commands(t: &Trajectory) -> Vec<String> {
     t.calls().map(|(_, c)| c.arguments["command"].as_str().unwrap_or("").to_string()).collect()
@@ -290,7 +289,7 @@ fn ended(status: &str, limits: Amounts, consumed: Amounts, error: Option<&str>) 
     t.signals.statuses.push(Signal::new("info.exit_status", status));
     t.signals.errors.extend(error.map(|e| Signal::new("info.exception_str", e)));
     (t.signals.limits, t.signals.consumed) = (limits, consumed);
-    coroner::interpret::apply(&mut t, Rules::builtin().unwrap().profile_for("mini-swe-agent"));
+    coroner::interpret::apply(&mut t, builtin().profile_for("mini-swe-agent"));
     t.termination
 }
 

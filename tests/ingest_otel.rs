@@ -3,12 +3,7 @@
 use coroner::ingest::{FileStatus, IngestOptions, InputErrorKind};
 use coroner::model::{Budget, CallRef, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
 
-use crate::common::{ingest, ingest_with, samples, tempdir};
-
-/// The end statuses the adapter read: field and text.
-fn statuses(t: &Trajectory) -> Vec<(&str, &str)> {
-    t.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect()
-}
+use crate::common::{ingest, ingest_with, samples, statuses, tempdir};
 
 fn by_session<'a>(ts: &'a [Trajectory], trace: &str) -> &'a Trajectory {
     ts.iter().find(|t| t.session_id.as_deref() == Some(trace)).unwrap_or_else(|| panic!("no trace {trace}"))

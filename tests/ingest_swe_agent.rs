@@ -5,9 +5,8 @@ use coroner::ingest::adapters::swe::swe_agent::SweAgent;
 use coroner::ingest::format::{Adapter, Strength};
 use coroner::ingest::probe::Probe;
 use coroner::model::{Amounts, Budget, CallRef, Enforcer, OutcomeStatus, Role, Signal, Termination, TerminationKind, Trajectory};
-use coroner::rules::Rules;
 
-use crate::common::{by_task, corpus, ingest, samples, tempdir};
+use crate::common::{builtin, by_task, corpus, ingest, samples, tempdir};
 
 #[test]
 fn old_text_actions_become_shell_calls_paired_with_their_observations() {
@@ -158,7 +157,7 @@ fn ended(status: &str, limits: &Amounts, consumed: &Amounts) -> Termination {
     let mut t = Trajectory::new("t", "swe-agent", "test", 1, Vec::new());
     t.signals.statuses.push(Signal::new("info.exit_status", status));
     (t.signals.limits, t.signals.consumed) = (limits.clone(), consumed.clone());
-    coroner::interpret::apply(&mut t, Rules::builtin().unwrap().profile_for("swe-agent"));
+    coroner::interpret::apply(&mut t, builtin().profile_for("swe-agent"));
     t.termination
 }
 

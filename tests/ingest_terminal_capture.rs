@@ -4,7 +4,7 @@ use coroner::ingest::FileStatus;
 use coroner::ingest::adapters::terminal::terminal_capture::{EXIT_STATUS, STARTUP, TAIL, clean, parse};
 use coroner::model::{Budget, Enforcer, OutcomeStatus, Role, TerminationKind, Trajectory};
 
-use crate::common::{corpus, ingest, samples, tempdir};
+use crate::common::{corpus, ingest, samples, statuses, tempdir};
 
 fn by_trial<'a>(ts: &'a [Trajectory], trial_name: &str) -> &'a Trajectory {
     ts.iter().find(|t| t.session_id.as_deref() == Some(trial_name)).unwrap_or_else(|| panic!("no record for trial {trial_name}"))
@@ -101,8 +101,7 @@ fn sample_trials_read_mini_swe_agent_steps_from_the_capture() {
     assert_eq!((words.usage.api_calls, words.usage.cost_usd), (Some(4), Some(0.04)));
     assert_eq!(words.termination.kind, TerminationKind::AgentFinished);
     // mini's exit status, from its protocol, speaks before the trial's failure mode.
-    let statuses: Vec<(&str, &str)> = words.signals.statuses.iter().map(|s| (s.field.as_str(), s.text.as_str())).collect();
-    assert_eq!(statuses, [(EXIT_STATUS, "Submitted"), ("failure_mode", "unset")]);
+    assert_eq!(statuses(words), [(EXIT_STATUS, "Submitted"), ("failure_mode", "unset")]);
     // Terminal-Bench grades the container, so the trial records no submission (mini printed none).
     assert_eq!(words.submission, None);
     assert_eq!(words.outcome.status, OutcomeStatus::Passed);

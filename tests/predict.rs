@@ -7,7 +7,7 @@ use std::process::Output;
 
 use coroner::stats::{self, Proportion, ProportionMethod, Sides};
 
-use crate::common::{coroner, coroner_in, root, tempdir};
+use crate::common::{coroner, coroner_in, root, stdout, tempdir};
 
 const A: &str = "mini-swe-agent, think";
 const B: &str = "terminus-2, no think";
@@ -20,10 +20,6 @@ fn study() -> String {
 
 fn s(p: &Path) -> String {
     p.display().to_string()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// stderr with miette's line wrapping undone (continuation lines joined with one space).

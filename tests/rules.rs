@@ -2,20 +2,9 @@
 //! interpretation tables in the order they are tried) and single interpretation entries; a bad
 //! rules directory is one diagnostic and exit code 2.
 
-use std::process::Output;
-
-use coroner::rules::Rules;
 use coroner::rules::meanings::Table;
 
-use crate::common::{coroner, tempdir};
-
-fn rules() -> Rules {
-    Rules::builtin().expect("built-in rules load")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use crate::common::{builtin, coroner, stdout, tempdir};
 
 fn ok(args: &[&str]) -> String {
     let r = coroner(args);
@@ -83,7 +72,7 @@ fn explain_a_profile_shows_its_tools_and_its_tables() {
 /// tried, each marked with where it comes from.
 #[test]
 fn explain_shows_every_entry_of_every_profile_in_order() {
-    let rules = rules();
+    let rules = builtin();
     for p in rules.profiles.values() {
         let out = ok(&["rules", "explain", &p.name]);
         let mut at = 0;
@@ -129,7 +118,7 @@ fn explain_an_entry_names_its_profiles() {
     assert!(out.contains("  means     infrastructure\n  detail    the provider's rate limit or quota\n"), "{out}");
     assert!(out.contains("defined in default, so it holds in every profile"), "{out}");
     let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
-    for p in rules().profiles.keys() {
+    for p in builtin().profiles.keys() {
         assert!(
             joined.contains(&format!(" {p},")) || joined.contains(&format!(" {p} ")) || joined.ends_with(&format!(" {p}")),
             "{p}: {out}"
@@ -140,7 +129,7 @@ fn explain_an_entry_names_its_profiles() {
 #[test]
 fn list_counts_each_profiles_entries() {
     let out = ok(&["rules", "list"]);
-    let rules = rules();
+    let rules = builtin();
     for p in rules.profiles.values() {
         let line = out.lines().find(|l| l.starts_with(&format!("  {:<16} ", p.name))).unwrap_or_else(|| panic!("no {}: {out}", p.name));
         let n = p.meanings.entries.len();

@@ -5,18 +5,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use coroner::model::{OutcomeStatus, TerminationKind, Trajectory, Verdict};
-use coroner::rules::Rules;
 use coroner::spotcheck::sample::{Key, KeyItem, SHEET_COLUMNS};
 use coroner::stats::{ConfusionMatrix, cohen_kappa};
 
-use crate::common::{classified, coroner, samples, shared, tempdir};
+use crate::common::{builtin, classified, coroner, samples, shared, tempdir};
 
 /// The tolerance `tests/stats.rs` uses for closed forms.
 const CLOSED: f64 = 1e-9;
-
-fn rules() -> Rules {
-    Rules::builtin().expect("built-in rules load")
-}
 
 fn ok(args: &[&str]) -> std::process::Output {
     let r = coroner(args);
@@ -74,7 +69,7 @@ fn score_reproduces_every_kappa_vector() {
         r.records().map(|x| x.unwrap()).map(|x| (x[0].to_string(), x[1].to_string(), x[2].to_string(), x[3].to_string())).collect();
     let examples: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(examples.len(), 4);
-    let precedence = rules().taxonomy.precedence;
+    let precedence = builtin().taxonomy.precedence.clone();
     let tmp = tempdir();
     let mut checked = 0;
     for ex in examples {
@@ -98,7 +93,7 @@ fn score_reproduces_every_kappa_vector() {
             seed: 0,
             per_class: 0,
             passed: 0,
-            rules_digest: rules().digest,
+            rules_digest: builtin().digest.clone(),
             inputs: Vec::new(),
             strata: Vec::new(),
             items: items
@@ -304,7 +299,7 @@ fn the_sheet_is_blind() {
     let run = neutral_doubles(tmp.path());
     let (sheet, key) = sample(&run, tmp.path(), "blind", &["--per-class", "3", "--passed", "2", "--seed", "5"]);
     let text = String::from_utf8(sheet.clone()).unwrap();
-    let rules = rules();
+    let rules = builtin();
     let mut forbidden: Vec<String> = Vec::new();
     for c in &rules.taxonomy.precedence {
         forbidden.extend([c.clone(), c.replace('_', "-"), c.replace('_', " ")]);

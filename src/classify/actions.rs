@@ -67,8 +67,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
         }
     }
     // Here-docs saved to files so far: a script written in one step and run in a later one
-    // changes what it writes.
-    let mut saved: HashMap<String, String> = HashMap::new();
+    // changes what it writes. What a script writes is worked out the first time it runs
+    // (agents run `python reproduce.py` many times) and kept until the file is saved again.
+    let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     t.calls()
         .map(|(at, call)| {
             let (result_step, result) = match results.get(&at) {
@@ -101,13 +102,13 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     for script in &fx.runs {
                         let key = script.trim_start_matches("./");
                         if fx.saved.iter().all(|(p, _)| p.trim_start_matches("./") != key)
-                            && let Some(body) = saved.get(key)
+                            && let Some((body, effects)) = saved.get_mut(key)
                         {
-                            writes.extend(shell::script_effects(key, body).writes);
+                            writes.extend(effects.get_or_insert_with(|| shell::script_effects(key, body).writes).iter().cloned());
                         }
                     }
                     for (p, body) in &fx.saved {
-                        saved.insert(p.trim_start_matches("./").to_string(), body.clone());
+                        saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
                     }
                     a.writes = writes;
                     a.deletes = fx.deletes;

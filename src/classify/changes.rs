@@ -58,11 +58,12 @@ pub fn is_patch(submission: &str) -> bool {
 pub fn same_file(written: &str, repo: &str) -> bool {
     let w = written.trim_start_matches("./");
     let r = repo.trim_start_matches("./");
-    w == r || w.ends_with(&format!("/{r}")) || r.ends_with(&format!("/{w}"))
+    let ends_at_slash = |long: &str, short: &str| long.strip_suffix(short).is_some_and(|p| p.ends_with('/'));
+    w == r || ends_at_slash(w, r) || ends_at_slash(r, w)
 }
 
 /// A write the command did not name a file for (`(sed -i)`, `(git apply)`).
-fn opaque(w: &str) -> bool {
+pub(crate) fn opaque(w: &str) -> bool {
     w.starts_with('(')
 }
 
@@ -84,6 +85,9 @@ pub struct Changes {
     pub created: BTreeSet<String>,
     /// A change it undid and never redid: (the change's action, the undoing action, the file).
     pub undone: Option<(usize, usize, String)>,
+    /// The repository files its changes that matter touched, in order of first change (as the
+    /// patch names them, when there is one).
+    pub files: Vec<String>,
 }
 
 impl Changes {
@@ -112,9 +116,7 @@ impl Changes {
         self.patch.as_ref().is_none_or(|p| p.iter().any(|f| same_file(w, &f.path)))
     }
 
-    /// The repository files its changes that matter touched, in order of first change.
-    #[must_use]
-    pub fn files(&self, acts: &[Action<'_>]) -> Vec<String> {
+    fn kept_files(&self, acts: &[Action<'_>]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (a, _) in acts.iter().zip(&self.matters).filter(|(_, m)| **m) {
             for w in a.writes.iter().filter(|w| !opaque(w) && !self.created.contains(*w)) {
@@ -168,24 +170,26 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
         created.extend(p.iter().filter(|f| f.new).map(|f| f.path.clone()));
     }
     let scratch = |w: &str| removed.iter().any(|r| same_file(r, w));
-    let matters: Vec<bool> = acts
-        .iter()
-        .map(|a| {
-            a.mutated()
-                && a.writes.iter().any(|w| match &patch {
-                    Some(p) if opaque(w) => !p.is_empty() && !opaque_not_an_edit(w),
-                    Some(p) => p.iter().any(|f| same_file(w, &f.path)),
-                    None if opaque(w) => !opaque_not_an_edit(w),
-                    None => !scratch(w),
-                })
-        })
-        .collect();
     // Changes to files it did not make and remove, whether or not they stay: what a revert can
-    // undo.
+    // undo. Without a patch, these are the changes that stay.
     let changed: Vec<bool> =
         acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
+    let matters: Vec<bool> = match &patch {
+        None => changed.clone(),
+        Some(p) => acts
+            .iter()
+            .map(|a| {
+                a.mutated()
+                    && a.writes
+                        .iter()
+                        .any(|w| if opaque(w) { !p.is_empty() && !opaque_not_an_edit(w) } else { p.iter().any(|f| same_file(w, &f.path)) })
+            })
+            .collect(),
+    };
     let undone = undone(acts, &changed, patch.as_deref(), &aside);
-    Changes { patch, matters, created, undone }
+    let mut changes = Changes { patch, matters, created, undone, files: Vec::new() };
+    changes.files = changes.kept_files(acts);
+    changes
 }
 
 /// The first change that a later action put back and nothing redid.

@@ -17,7 +17,7 @@ pub fn last_consent<'t>(t: &'t Trajectory, p: &Profile) -> Option<(&'t Step, &'t
         if u.index == first_user || !p.consent.is_match(&u.text) {
             return None;
         }
-        let proposal = t.steps[..u.index as usize].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())?;
+        let proposal = super::mechanics::reply_before(t, u.index as usize)?;
         (proposal.tool_calls.is_empty() && p.asks.is_match(proposal.text.trim_end())).then_some((*u, proposal))
     })
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::actions::{Action, actions};
 use super::changes::{self, Changes};
 use super::dialogue;
-use super::mechanics::{self, final_reply, final_text};
+use super::mechanics::{self, final_reply, final_text, reply_before};
 use super::oracle::{LoadedRegistry, Oracle};
 use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
 use crate::registry::Knowledge;
@@ -32,9 +32,6 @@ pub struct Classifier {
     pub registries: Vec<LoadedRegistry>,
     pub options: Options,
 }
-
-/// Flags that describe a failure class, shown only under that class.
-const FLAGS_OF_CLASSES: &[&str] = &["unverified", "edited_tests", "regressed", "false_done"];
 
 /// Longest excerpt quoted as evidence.
 const EXCERPT: usize = 160;
@@ -91,7 +88,7 @@ impl Classifier {
             _ => true,
         };
         f.flags.retain(|fl| owns(fl));
-        f.evidence.retain(|e| !FLAGS_OF_CLASSES.contains(&e.supports.as_str()) || owns(&e.supports));
+        f.evidence.retain(|e| owns(&e.supports));
         let mut evidence = f.evidence;
         evidence.sort_by(|a, b| {
             let rank = |e: &Evidence| self.rules.taxonomy.precedence.iter().position(|c| *c == e.supports).unwrap_or(usize::MAX);
@@ -514,7 +511,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         });
         f.class("early_resignation", e);
         undone_flag(t, acts, changes, f);
-        claimed_done(t, m, p, f);
+        claimed_done(t, p, f);
     }
 }
 
@@ -537,8 +534,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     let last_mut = changes.last();
     let answered =
         p.task_kind == "answer" && (t.submission.as_deref().is_some_and(|s| !s.trim().is_empty()) || acts.iter().any(|a| a.finish));
-    let last_check =
-        last_mut.and_then(|i| acts[i + 1..].iter().rposition(checks).map(|k| i + 1 + k)).or_else(|| acts.iter().rposition(checks));
+    let last_check = acts.iter().rposition(checks);
     let evidence = match last_mut {
         Some(i) => {
             let a = &acts[i];
@@ -567,7 +563,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         None => return,
     };
     let mut evidence = evidence;
-    let files = changes.files(acts);
+    let files = &changes.files;
     let kept = match &changes.patch {
         Some(p) => format!(" (the submitted patch holds {} files)", p.len()),
         None => String::new(),
@@ -614,7 +610,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             regressed_check(t, acts, changes, f);
         }
     }
-    claimed_done(t, m, p, f);
+    claimed_done(t, p, f);
     if let Some(file) = m.test_files_changed.first()
         && let Some(a) = acts
             .iter()
@@ -641,7 +637,7 @@ fn checks(a: &Action<'_>) -> bool {
 fn reads_back(b: &Action<'_>, change: &Action<'_>) -> bool {
     let Some(cmd) = b.command.as_deref() else { return false };
     b.writes.is_empty()
-        && change.writes.iter().filter(|w| !w.starts_with('(')).any(|w| {
+        && change.writes.iter().filter(|w| !changes::opaque(w)).any(|w| {
             let name = w.trim_end_matches('/').rsplit('/').next().unwrap_or(w);
             name.len() > 2 && cmd.contains(name)
         })
@@ -685,11 +681,10 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
 
 /// `false_done`: its last words claim success (the final reply, with the reply before a bare
 /// submission, and what it submitted on answer tasks).
-fn claimed_done(t: &Trajectory, m: &Mechanics, p: &Profile, f: &mut Findings) {
-    let _ = m;
+fn claimed_done(t: &Trajectory, p: &Profile, f: &mut Findings) {
     let Some(step) = final_reply(t) else { return };
     let mut candidates: Vec<(&crate::model::Step, String)> = vec![(step, final_text(step))];
-    if let Some(prev) = t.steps[..step.index as usize].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent()) {
+    if let Some(prev) = reply_before(t, step.index as usize) {
         candidates.push((prev, final_text(prev)));
     }
     for (s, text) in candidates {

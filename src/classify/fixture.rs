@@ -212,10 +212,7 @@ impl CaseOutcome {
     /// Whether the rule behaved as the case says (a `todo` is satisfied by not firing).
     #[must_use]
     pub fn ok(&self) -> bool {
-        match self.expect {
-            Expect::Fire => self.fired,
-            Expect::NoFire | Expect::Todo => !self.fired,
-        }
+        self.expect.met(self.fired)
     }
 }
 

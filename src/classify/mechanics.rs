@@ -10,7 +10,13 @@ use crate::rules::profile::Profile;
 /// The main agent's last reply (sub-agents, sidechains and abandoned branches excluded).
 #[must_use]
 pub fn final_reply(t: &Trajectory) -> Option<&Step> {
-    t.steps.iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())
+    reply_before(t, t.steps.len())
+}
+
+/// The main agent's last reply before step `end`.
+#[must_use]
+pub fn reply_before(t: &Trajectory, end: usize) -> Option<&Step> {
+    t.steps[..end.min(t.steps.len())].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())
 }
 
 /// The text a final reply says things with: its text and the message of a finish call.
@@ -80,7 +86,7 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profi
         })
         .count();
     // The repository's own files among the changes that stay (not scratch files it made).
-    let kept = changes.files(acts);
+    let kept = &changes.files;
     let changed = |pats: &crate::rules::profile::Phrases| -> Vec<String> {
         let mut v: Vec<String> = kept.iter().filter(|f| pats.is_match(f) && changes.is_repository_file(f)).cloned().collect();
         v.sort();

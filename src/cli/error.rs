@@ -146,11 +146,6 @@ impl CliError {
         self
     }
 
-    #[must_use]
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
     /// The exit code this error maps to.
     #[must_use]
     pub fn code(&self) -> u8 {

@@ -19,8 +19,7 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
-pub use error::{CliError, Done, ErrorKind};
-pub use output::print_diagnostic;
+pub use error::{CliError, Done};
 
 /// Determines why AI-agent trajectories fail.
 ///

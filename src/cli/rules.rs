@@ -66,10 +66,9 @@ pub fn list(rules: &Rules) -> String {
         let _ = writeln!(out, "  {:<24} {}", f, if rs.is_empty() { "(set by the class rules)".to_string() } else { rs.join(", ") });
     }
     out.push_str("\nHarness profiles (`coroner rules explain NAME` shows one, its interpretation entries in order):\n");
-    let sources = Sources::of(rules);
     for p in rules.profiles.values() {
         let total = p.meanings.entries.len();
-        let own = p.meanings.entries.iter().filter(|e| sources.is_own(p, e)).count();
+        let own = p.meanings.entries.iter().filter(|e| e.file == p.file).count();
         let entries = if own == total { format!("{total} entries") } else { format!("{total} entries ({own} own)") };
         let _ = writeln!(out, "  {:<16} {:<20} {}", p.name, entries, p.description);
     }
@@ -117,65 +116,30 @@ pub fn explain(rules: &Rules, name: &str) -> Option<String> {
             }
         ));
     }
-    let sources = Sources::of(rules);
-    if let Some(p) = find_profile(rules, name) {
-        return Some(explain_profile(p, &sources));
+    if let Some(p) = rules.find_profile(name) {
+        return Some(explain_profile(rules, p));
     }
-    explain_entry(rules, &sources, name)
+    explain_entry(rules, name)
 }
 
-/// A profile by its name, else by a harness name it covers (case-insensitive, as
-/// `Rules::profile_for`, but without falling back to `default`).
-fn find_profile<'r>(rules: &'r Rules, name: &str) -> Option<&'r Profile> {
-    rules.profiles.get(name).or_else(|| {
-        rules.profiles.values().find(|p| p.name.eq_ignore_ascii_case(name) || p.harnesses.iter().any(|h| h.eq_ignore_ascii_case(name)))
+/// The profile whose file defines `entry`.
+fn owner<'r>(rules: &'r Rules, entry: &Entry) -> Option<&'r Profile> {
+    rules.profiles.values().find(|p| p.file == entry.file)
+}
+
+/// Where an entry of `p` comes from when not from `p`'s own file: "from default.toml", "from
+/// runner harbor, harbor.toml".
+fn origin(rules: &Rules, p: &Profile, entry: &Entry) -> Option<String> {
+    if p.file == entry.file {
+        return None;
+    }
+    let base = entry.file.rsplit('/').next().unwrap_or(&entry.file);
+    Some(match owner(rules, entry) {
+        Some(o) if o.name == "default" => format!("from {base}"),
+        Some(o) if o.runner => format!("from runner {}, {base}", o.name),
+        Some(o) => format!("from {}, {base}", o.name),
+        None => format!("from {}", entry.file),
     })
-}
-
-/// The file each profile was read from and whether it is a runner's, by name.
-#[derive(Debug, Default)]
-struct Sources {
-    /// Profile name → (file, runner).
-    by_name: BTreeMap<String, (String, bool)>,
-}
-
-impl Sources {
-    fn of(rules: &Rules) -> Self {
-        Self { by_name: rules.profiles.values().map(|p| (p.name.clone(), (p.file.clone(), p.runner))).collect() }
-    }
-
-    fn file(&self, profile: &str) -> Option<&str> {
-        self.by_name.get(profile).map(|(f, _)| f.as_str())
-    }
-
-    /// The profile whose file holds `entry`.
-    fn owner(&self, entry: &Entry) -> Option<&str> {
-        self.by_name.iter().find(|(_, (f, _))| *f == entry.file).map(|(n, _)| n.as_str())
-    }
-
-    fn is_runner(&self, profile: &str) -> bool {
-        self.by_name.get(profile).is_some_and(|(_, r)| *r)
-    }
-
-    /// Whether `entry` is written in `p`'s own file (not in `default`'s or a runner's).
-    fn is_own(&self, p: &Profile, entry: &Entry) -> bool {
-        self.file(&p.name).map_or_else(|| self.owner(entry).is_none(), |f| f == entry.file)
-    }
-
-    /// Where an entry of `p` comes from when not from `p` itself: "from default.toml",
-    /// "from runner harbor, harbor.toml".
-    fn origin(&self, p: &Profile, entry: &Entry) -> Option<String> {
-        if self.is_own(p, entry) {
-            return None;
-        }
-        let base = entry.file.rsplit('/').next().unwrap_or(&entry.file);
-        Some(match self.owner(entry) {
-            Some("default") => format!("from {base}"),
-            Some(r) if self.is_runner(r) => format!("from runner {r}, {base}"),
-            Some(o) => format!("from {o}, {base}"),
-            None => format!("from {}", entry.file),
-        })
-    }
 }
 
 /// What a table's entries read, in one line.
@@ -211,7 +175,7 @@ fn wrapped(items: &[String], indent: usize) -> String {
     lines.join(&format!("\n{:indent$}", ""))
 }
 
-fn explain_profile(p: &Profile, sources: &Sources) -> String {
+fn explain_profile(rules: &Rules, p: &Profile) -> String {
     let mut out = format!("profile {}\n\n{}\n\n", p.name, p.description);
     let field = |out: &mut String, k: &str, v: &str| {
         let _ = writeln!(out, "  {k:<20} {v}");
@@ -219,18 +183,16 @@ fn explain_profile(p: &Profile, sources: &Sources) -> String {
     let list = |out: &mut String, k: &str, items: &[String]| {
         field(out, k, &if items.is_empty() { "—".to_string() } else { wrapped(items, 23) });
     };
-    field(&mut out, "file", sources.file(&p.name).unwrap_or("(unknown)"));
-    if sources.is_runner(&p.name) {
+    field(&mut out, "file", &p.file);
+    if p.runner {
         field(&mut out, "runner", "yes: its tables hold for every harness it runs");
     }
     if !p.harnesses.is_empty() {
         list(&mut out, "harness names", &p.harnesses);
     }
     if p.name != "default" {
-        let mut over = vec![format!("default ({})", sources.file("default").unwrap_or("(unknown)"))];
-        over.extend(
-            sources.by_name.iter().filter(|(n, (_, runner))| *runner && **n != p.name).map(|(n, (f, _))| format!("runner {n} ({f})")),
-        );
+        let mut over = vec![format!("default ({})", rules.profiles.get("default").map_or("(unknown)", |d| d.file.as_str()))];
+        over.extend(rules.profiles.values().filter(|r| r.runner && r.name != p.name).map(|r| format!("runner {} ({})", r.name, r.file)));
         list(&mut out, "merged over", &over);
     }
     field(&mut out, "task kind", &p.task_kind);
@@ -282,7 +244,7 @@ fn explain_profile(p: &Profile, sources: &Sources) -> String {
             if entries.len() == 1 { "entry" } else { "entries" }
         );
         for e in entries {
-            let origin = sources.origin(p, e).map(|o| format!("   ({o})")).unwrap_or_default();
+            let origin = origin(rules, p, e).map(|o| format!("   ({o})")).unwrap_or_default();
             let _ = writeln!(out, "  {}{origin}", e.id);
             for line in entry_lines(e) {
                 let _ = writeln!(out, "      {line}");
@@ -326,7 +288,7 @@ fn entry_lines(e: &Entry) -> Vec<String> {
 
 /// One interpretation entry: each definition of `id` (two harness profiles may each have one),
 /// with the profiles it is in force in.
-fn explain_entry(rules: &Rules, sources: &Sources, id: &str) -> Option<String> {
+fn explain_entry(rules: &Rules, id: &str) -> Option<String> {
     // file → (the entry, the profiles holding it).
     let mut defs: BTreeMap<&str, (&Entry, Vec<&str>)> = BTreeMap::new();
     for p in rules.profiles.values() {
@@ -339,16 +301,18 @@ fn explain_entry(rules: &Rules, sources: &Sources, id: &str) -> Option<String> {
     }
     let mut out = String::new();
     for (file, (e, profiles)) in defs {
-        let owner = sources.owner(e);
+        let owner = owner(rules, e);
         let _ = writeln!(out, "interpretation entry {} — [[{}]] of {file}", e.id, e.table.key());
         let _ = writeln!(out, "  {}\n", table_purpose(e.table));
         for line in entry_lines(e) {
             let _ = writeln!(out, "  {line}");
         }
         let defined = match owner {
-            Some("default") => "defined in default, so it holds in every profile, after the profile's own entries".to_string(),
-            Some(r) if sources.is_runner(r) => format!("defined in runner profile {r}, so it holds for every harness the runner runs"),
-            Some(o) => format!("defined in profile {o}"),
+            Some(o) if o.name == "default" => {
+                "defined in default, so it holds in every profile, after the profile's own entries".to_string()
+            }
+            Some(r) if r.runner => format!("defined in runner profile {}, so it holds for every harness the runner runs", r.name),
+            Some(o) => format!("defined in profile {}", o.name),
             None => format!("defined in {file}"),
         };
         let profiles: Vec<String> = profiles.iter().map(ToString::to_string).collect();

@@ -427,36 +427,58 @@ fn stream_unit<T: Send>(
 /// holds its own status is read again only up to this size.
 const STATUS_SEARCH_MAX: u64 = 16 << 20;
 
-/// Where the status string `raw` is written in the record's files: its last occurrence as a JSON
-/// string (else as plain text, for YAML and logs), in the first file that has it. Archives and
-/// their members (`x.eval`, `x.eval!member`), databases and files over [`STATUS_SEARCH_MAX`] are
-/// not searched: their bytes are not where a person would check the status.
-fn status_span(files: &[crate::model::SourceFile], raw: &str) -> Option<crate::model::SourceSpan> {
-    const BINARY: &[&str] = &["eval", "zip", "gz", "sqlite", "sqlite3", "db"];
-    if raw.trim().is_empty() {
-        return None;
+/// The record's files as searched for its status strings: each read at most once per record,
+/// however many statuses it carries. Archives and their members (`x.eval`, `x.eval!member`),
+/// databases and files over [`STATUS_SEARCH_MAX`] are not searched: their bytes are not where a
+/// person would check the status.
+struct StatusFiles<'a> {
+    files: &'a [crate::model::SourceFile],
+    read: Vec<Option<Option<Vec<u8>>>>,
+}
+
+impl<'a> StatusFiles<'a> {
+    fn new(files: &'a [crate::model::SourceFile]) -> Self {
+        Self { files, read: vec![None; files.len()] }
     }
-    let quoted = serde_json::to_string(raw).ok()?;
-    let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::Finder::new(needle).find_iter(bytes).last();
-    for (i, f) in files.iter().enumerate() {
-        let p = std::path::Path::new(&f.path);
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if f.path.contains('!') || BINARY.contains(&ext.as_str()) {
-            continue;
-        }
-        if std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(p) else { continue };
-        let hit = last(&bytes, quoted.as_bytes())
-            .map(|at| (at + 1, quoted.len() - 2))
-            .or_else(|| last(&bytes, raw.as_bytes()).map(|at| (at, raw.len())));
-        if let Some((at, len)) = hit {
-            let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() as u64 + 1;
-            return Some(crate::model::SourceSpan { file: u32::try_from(i).ok()?, offset: at as u64, len: len as u64, line });
-        }
+
+    fn bytes(&mut self, i: usize) -> Option<&[u8]> {
+        const BINARY: &[&str] = &["eval", "zip", "gz", "sqlite", "sqlite3", "db"];
+        let f = &self.files[i];
+        self.read[i]
+            .get_or_insert_with(|| {
+                let p = std::path::Path::new(&f.path);
+                let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+                if f.path.contains('!') || BINARY.contains(&ext.as_str()) {
+                    return None;
+                }
+                if std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
+                    return None;
+                }
+                std::fs::read(p).ok()
+            })
+            .as_deref()
     }
-    None
+
+    /// Where the status string `raw` is written: its last occurrence as a JSON string (else as
+    /// plain text, for YAML and logs), in the first file that has it.
+    fn span(&mut self, raw: &str) -> Option<crate::model::SourceSpan> {
+        if raw.trim().is_empty() {
+            return None;
+        }
+        let quoted = serde_json::to_string(raw).ok()?;
+        let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::Finder::new(needle).find_iter(bytes).last();
+        for i in 0..self.files.len() {
+            let Some(bytes) = self.bytes(i) else { continue };
+            let hit = last(bytes, quoted.as_bytes())
+                .map(|at| (at + 1, quoted.len() - 2))
+                .or_else(|| last(bytes, raw.as_bytes()).map(|at| (at, raw.len())));
+            if let Some((at, len)) = hit {
+                let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() as u64 + 1;
+                return Some(crate::model::SourceSpan { file: u32::try_from(i).ok()?, offset: at as u64, len: len as u64, line });
+            }
+        }
+        None
+    }
 }
 
 /// `rollout-….jsonl` and `rollout-…` for a file; nothing for the generic names many records
@@ -520,13 +542,14 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
         push_file(t, j.file);
     }
     // Evidence resting on how the run ended points at the status's bytes.
+    let mut files = StatusFiles::new(&t.provenance.files);
     for s in t.signals.statuses.iter_mut().filter(|s| s.span.is_none()) {
-        s.span = status_span(&t.provenance.files, &s.text);
+        s.span = files.span(&s.text);
     }
     if t.termination.span.is_none()
         && let Some(raw) = t.termination.raw.as_deref()
     {
-        t.termination.span = status_span(&t.provenance.files, raw);
+        t.termination.span = files.span(raw);
     }
     if t.arm.is_none() {
         t.arm = Some(match &t.model {

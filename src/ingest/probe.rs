@@ -500,7 +500,9 @@ impl Probe {
 }
 
 /// A byte-level walk over a JSON object that records member names at depths 1 and 2 with their
-/// scalar values and skips everything else, string bodies with `memchr`.
+/// scalar values and skips everything else, string bodies with `memchr`. Unlike the real parse it
+/// keeps an escaped character as written after its backslash (`\n` as `n`) and cuts strings at
+/// [`SKIM_KEEP`] bytes: what it keeps are format markers and versions, compared as they are.
 #[derive(Default)]
 struct Skim {
     /// Open containers: (is an object, the last member name read in it).

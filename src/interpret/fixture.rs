@@ -138,10 +138,7 @@ pub struct CaseOutcome {
 impl CaseOutcome {
     #[must_use]
     pub fn ok(&self) -> bool {
-        match self.expect {
-            Expect::Fire => self.fired && self.wrong_meaning.is_none(),
-            Expect::NoFire | Expect::Todo => !self.fired,
-        }
+        self.expect.met(self.fired) && self.wrong_meaning.is_none()
     }
 }
 

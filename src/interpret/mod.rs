@@ -37,3 +37,16 @@ pub fn apply(t: &mut Trajectory, p: &Profile) -> Report {
     termination::decide(t, p, &mut report);
     report
 }
+
+/// Longest text kept from a signal or a tool output in a termination or a mark.
+const KEPT: usize = 300;
+
+/// The first non-blank line of `text`, trimmed, at most `max` characters.
+fn first_line(text: &str, max: usize) -> String {
+    text.trim().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(max).collect()
+}
+
+/// `text` trimmed, at most `max` characters.
+fn clip(text: &str, max: usize) -> String {
+    text.trim().chars().take(max).collect()
+}

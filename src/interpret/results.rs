@@ -1,13 +1,13 @@
 //! Tool results the harness rejected because they named no tool it has, and replies it could
 //! not turn into an action: read from the `[[unknown_tool]]` and `[[format_error]]` tables.
 
-use super::Report;
+use super::{Report, first_line};
 use crate::model::{Role, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::Table;
 
 /// Longest rejection message kept.
-const MESSAGE: usize = 300;
+const MESSAGE: usize = super::KEPT;
 
 /// Marks each result whose output (or error type) an `[[unknown_tool]]` entry recognizes. A
 /// message naming another tool than the call's, or a call to a tool the run itself declared,
@@ -32,8 +32,8 @@ pub fn mark_unknown_tools(t: &mut Trajectory, p: &Profile, report: &mut Report) 
                 {
                     continue;
                 }
-                let first = res.output.trim_start().lines().next().unwrap_or("").trim();
-                let message = if first.is_empty() { hit.matched.clone() } else { first.chars().take(MESSAGE).collect() };
+                let first = first_line(&res.output, MESSAGE);
+                let message = if first.is_empty() { hit.matched.clone() } else { first };
                 marks.push((s, r, message, e.id.clone()));
                 break;
             }

@@ -6,14 +6,13 @@
 //! found beside it (a rate limit, a context-window error, a stuck-loop guard): the provider that
 //! kept failing until the clock fired ended the run, not the clock.
 
-use super::Report;
-use super::hooks;
+use super::{Report, clip, first_line, hooks};
 use crate::model::{Budget, Role, Signal, Termination, TerminationKind, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::{Entry, Hit, Meaning, Table};
 
 /// Longest detail kept from an error text.
-const DETAIL: usize = 300;
+const DETAIL: usize = super::KEPT;
 
 /// A termination one signal supports, with the entry behind it.
 struct Candidate<'a> {
@@ -72,13 +71,13 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     };
     let mut term = match chosen {
         Some(c) => {
-            let mut term = from_candidate(t, c);
+            let mut term = from_candidate(c);
             // A status says what ended the run; the error beside it, what went wrong.
             if term.detail.is_none()
                 && std::ptr::eq(c.signal, status.as_ref().map_or(std::ptr::null(), |s| s.signal))
                 && let Some(e) = sig.errors.first()
             {
-                term.detail = Some(e.text.trim().chars().take(DETAIL).collect());
+                term.detail = Some(clip(&e.text, DETAIL));
             }
             term
         }
@@ -88,7 +87,7 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
             if let Some(c) = &status
                 && s.kind == TerminationKind::Unknown
             {
-                s = from_candidate(t, c);
+                s = from_candidate(c);
             }
             s
         }
@@ -112,7 +111,7 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     t.termination = term;
 }
 
-fn from_candidate(t: &Trajectory, c: &Candidate<'_>) -> Termination {
+fn from_candidate(c: &Candidate<'_>) -> Termination {
     let m = c.meaning;
     let mut term = Termination::of(m.kind);
     term.budget = m.budget;
@@ -126,18 +125,13 @@ fn from_candidate(t: &Trajectory, c: &Candidate<'_>) -> Termination {
         Some(d) => Some(d),
         // What an error said is the detail a reader needs; a status string is its own.
         None if c.signal.text.trim() != first_line(&c.signal.text, DETAIL) || m.kind == TerminationKind::HarnessError => {
-            Some(c.signal.text.trim().chars().take(DETAIL).collect())
+            Some(clip(&c.signal.text, DETAIL))
         }
         None => None,
     };
     term.consumed = c.hit.consumed;
     term.limit = c.hit.limit;
-    let _ = t;
     term
-}
-
-fn first_line(text: &str, max: usize) -> String {
-    text.trim().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(max).collect()
 }
 
 /// The run's end from its last steps when no signal says: the main agent's finish call, or a

@@ -124,6 +124,27 @@ impl Amounts {
         *self == Self::default()
     }
 
+    /// Fills the amounts this record has not recorded from another record of the same run (a
+    /// native agent log beside its trial), keeping what it has.
+    pub fn fill_from(&mut self, from: &Self) {
+        let pairs = [
+            (&mut self.steps, from.steps),
+            (&mut self.cost_usd, from.cost_usd),
+            (&mut self.wall_seconds, from.wall_seconds),
+            (&mut self.tokens, from.tokens),
+            (&mut self.output_tokens, from.output_tokens),
+            (&mut self.context_tokens, from.context_tokens),
+            (&mut self.format_errors, from.format_errors),
+            (&mut self.attempts, from.attempts),
+            (&mut self.command_timeouts, from.command_timeouts),
+        ];
+        for (a, b) in pairs {
+            if a.is_none() {
+                *a = b;
+            }
+        }
+    }
+
     /// The amount of one budget.
     #[must_use]
     pub fn of(&self, b: super::Budget) -> Option<f64> {

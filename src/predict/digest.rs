@@ -8,10 +8,10 @@
 //! it. `coroner predict retract` adds the entry at the end of its prediction's table, so removing
 //! it restores the sealed bytes, and a retraction made by hand in the same place does too.
 
-use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Value};
 
 use super::load::PREDICTION_KEYS;
+use crate::util::sha256_hex;
 
 /// sha256 (hex) of `text` with retractions left out.
 ///
@@ -23,12 +23,6 @@ pub fn predictions_digest(text: &str) -> Result<String, toml_edit::TomlError> {
         t.remove("retracted");
     });
     Ok(sha256_hex(doc.to_string().as_bytes()))
-}
-
-/// sha256 of bytes, as lowercase hex.
-#[must_use]
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    crate::util::hex(&Sha256::digest(bytes))
 }
 
 /// Why a retraction could not be recorded.

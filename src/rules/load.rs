@@ -396,19 +396,13 @@ impl Rules {
             let mut layers: Vec<(&str, &str, &RawProfile)> = vec![(&dfile, &dtext, &default)];
             layers.extend(runners.iter().filter(|(_, _, r)| r.name != *name).map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
             layers.push((file, text, raw));
-            profiles.insert(name.clone(), Profile::compile(&layers)?);
+            profiles.insert(name.clone(), Profile::compile(&layers, layers.len() - 1)?);
         }
         // A record of a harness without a profile still meets every runner's vocabulary.
         let mut layers: Vec<(&str, &str, &RawProfile)> = vec![(&dfile, &dtext, &default)];
         layers.extend(runners.iter().map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
-        let mut dp = Profile::compile(&layers)?;
         // The runners lend their tables, not their names.
-        dp.name.clone_from(&default.name);
-        dp.harnesses.clone_from(&default.harnesses);
-        dp.description.clone_from(&default.description);
-        dp.file.clone_from(&dfile);
-        dp.runner = false;
-        profiles.insert("default".to_string(), dp);
+        profiles.insert("default".to_string(), Profile::compile(&layers, 0)?);
         let digest = {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
@@ -435,12 +429,16 @@ impl Rules {
     /// The profile for a harness name (case-insensitive, by name or alias), or `default`.
     #[must_use]
     pub fn profile_for(&self, harness: &str) -> &Profile {
-        let h = harness.to_ascii_lowercase();
-        self.profiles
-            .values()
-            .find(|p| p.name != "default" && (p.name.eq_ignore_ascii_case(&h) || p.harnesses.iter().any(|a| a.eq_ignore_ascii_case(&h))))
-            .or_else(|| self.profiles.get("default"))
-            .expect("the default profile is always loaded")
+        self.find_profile(harness).unwrap_or_else(|| self.profiles.get("default").expect("the default profile is always loaded"))
+    }
+
+    /// A profile by its name, else by a harness name it covers (case-insensitive); none when no
+    /// profile names it (`profile_for` then falls back to `default`).
+    #[must_use]
+    pub fn find_profile(&self, name: &str) -> Option<&Profile> {
+        self.profiles.get(name).or_else(|| {
+            self.profiles.values().find(|p| p.name.eq_ignore_ascii_case(name) || p.harnesses.iter().any(|h| h.eq_ignore_ascii_case(name)))
+        })
     }
 }
 

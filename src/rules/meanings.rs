@@ -12,8 +12,9 @@
 //! means = "budget:steps"        # agent_finished | agent_stopped_without_finish | harness_error
 //!                               # | infrastructure | unknown | budget:<kind>
 //! by = "harness"                # who enforced a budget: harness | benchmark | provider | caller
-//! hook = "mini-swe-agent-limits" # optional: a named Rust hook settles what data cannot
+//! hook = "limits-reached"      # optional: a named Rust hook settles what data cannot
 //! detail = "..."                # optional: said in the termination's detail
+//! gave_up = true                # optional: the status says the agent itself gave up
 //! ```
 //!
 //! A pattern's named groups `consumed` and `limit` give the amounts, and an `[[unknown_tool]]`

@@ -18,3 +18,15 @@ pub enum Expect {
     /// A known miss: it should fire and does not yet.
     Todo,
 }
+
+impl Expect {
+    /// Whether a rule that `fired` (or not) did what the case says; a `todo` is satisfied by not
+    /// firing, so a known miss that starts to fire is noticed.
+    #[must_use]
+    pub fn met(self, fired: bool) -> bool {
+        match self {
+            Self::Fire => fired,
+            Self::NoFire | Self::Todo => !fired,
+        }
+    }
+}

@@ -279,12 +279,15 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Merges `layers` (default first) and compiles them.
+    /// Merges `layers` (default first) and compiles them; the profile is `layers[own]`'s (its
+    /// name, file, harnesses, description and tool registry), the others lend their lists and
+    /// tables (`default` is the first layer and its own, with the runners' tables after it).
     ///
     /// # Errors
     /// A regex that does not compile or a status meaning that is not one, pointing into the file.
-    pub fn compile(layers: &[(&str, &str, &RawProfile)]) -> Result<Self, RulesError> {
-        let last = layers.last().map(|(_, _, r)| *r).cloned().unwrap_or_default();
+    pub fn compile(layers: &[(&str, &str, &RawProfile)], own: usize) -> Result<Self, RulesError> {
+        let (own_file, own) =
+            layers.get(own).map_or_else(|| (String::new(), RawProfile::default()), |(f, _, r)| ((*f).to_string(), (*r).clone()));
         let cat = |f: &dyn Fn(&RawProfile) -> &Vec<String>| -> Vec<String> {
             let mut v: Vec<String> = Vec::new();
             for (_, _, r) in layers {
@@ -315,11 +318,11 @@ impl Profile {
             Ok(Phrases::from_list(list))
         };
         Ok(Self {
-            name: last.name.clone(),
-            file: layers.last().map(|(f, _, _)| (*f).to_string()).unwrap_or_default(),
-            runner: last.runner,
-            harnesses: last.harnesses.clone(),
-            description: last.description.clone(),
+            name: own.name.clone(),
+            file: own_file,
+            runner: own.runner,
+            harnesses: own.harnesses.clone(),
+            description: own.description.clone(),
             task_kind: layers.iter().rev().find_map(|(_, _, r)| r.task_kind.clone()).unwrap_or_else(|| "code".into()),
             shell_tools: cat(&|r| &r.shell_tools),
             shell_arguments: cat(&|r| &r.shell_arguments),
@@ -332,7 +335,7 @@ impl Profile {
             escalate_tools: cat(&|r| &r.escalate_tools),
             finish_commands: phrases(&|r| &r.finish_commands)?,
             dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
-            tools: last.tools.clone(),
+            tools: own.tools.clone(),
             step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
             final_reply_is_answer: layers.iter().rev().find_map(|(_, _, r)| r.final_reply_is_answer).unwrap_or(false),
             resignation: phrases(&|r| &r.phrases.resignation)?,

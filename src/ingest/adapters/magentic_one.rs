@@ -120,7 +120,7 @@ impl Adapter for MagenticOne {
             s.source_span = src.span_of(0, raw.get());
             t.steps.push(s);
         }
-        t.submission = final_answer(&msgs);
+        t.submission = final_answer(&t.steps);
         if t.submission.is_none() {
             t.notes.push("no FINAL ANSWER line: the run produced no answer".into());
         }
@@ -182,9 +182,9 @@ fn step(m: &RawMsg) -> Step {
 }
 
 /// The last `FINAL ANSWER:` line of the log.
-fn final_answer(msgs: &[(&RawValue, RawMsg)]) -> Option<String> {
-    msgs.iter().rev().find_map(|(_, m)| {
-        let text = content_text(&m.content);
+fn final_answer(steps: &[Step]) -> Option<String> {
+    steps.iter().rev().find_map(|s| {
+        let text = &s.text;
         let i = text.rfind("FINAL ANSWER:")?;
         let rest = &text[i + "FINAL ANSWER:".len()..];
         Some(rest.lines().next().unwrap_or("").trim().to_string())
@@ -192,9 +192,10 @@ fn final_answer(msgs: &[(&RawValue, RawMsg)]) -> Option<String> {
 }
 
 /// How the run ended, as the log says it: the orchestrator's termination condition and the
-/// thought before it, or the traceback the log stops on; and the rounds it ran.
+/// thought before it, or the traceback the log stops on; and the rounds it ran. Message `i`
+/// is step `i`, whose text is the message's.
 fn signals(msgs: &[(&RawValue, RawMsg)], t: &mut Trajectory) {
-    let rounds = msgs.iter().filter(|(_, m)| content_text(&m.content).starts_with("Next speaker ")).count();
+    let rounds = t.steps.iter().filter(|s| s.text.starts_with("Next speaker ")).count();
     #[expect(clippy::cast_precision_loss, reason = "a count of rounds")]
     {
         t.signals.consumed.steps = Some(rounds as f64);
@@ -203,17 +204,16 @@ fn signals(msgs: &[(&RawValue, RawMsg)], t: &mut Trajectory) {
     if let Some(i) = cond {
         if let Some(j) = msgs[..i].iter().rposition(|(_, m)| split_role(&m.role) == ("Orchestrator", Some("thought"))) {
             let (_, m) = &msgs[j];
-            t.signals.status(m.role.clone(), content_text(&m.content).trim()).with_span(t.steps[j].source_span).at_step(j);
+            t.signals.status(m.role.clone(), t.steps[j].text.trim()).with_span(t.steps[j].source_span).at_step(j);
         }
         let (_, m) = &msgs[i];
-        let text = content_text(&m.content);
-        let first = text.lines().next().unwrap_or("").trim();
+        let first = t.steps[i].text.lines().next().unwrap_or("").trim();
         t.signals.status(m.role.clone(), first).with_span(t.steps[i].source_span).at_step(i);
         return;
     }
     // No termination condition: the log stops where the scenario died.
     let Some(at) = msgs.len().checked_sub(1) else { return };
-    let last = content_text(&msgs[at].1.content);
+    let last = &t.steps[at].text;
     if !(last.contains("Traceback (most recent call last)") || last.contains("Error processing publish message")) {
         return;
     }

@@ -183,16 +183,7 @@ fn declared_from_prompt(system: &str) -> Option<Vec<DeclaredTool>> {
     let (_, rest) = system.split_once("#Available tools\n")?;
     let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<Value>>();
     let tools = de.next()?.ok()?;
-    let out: Vec<DeclaredTool> = tools
-        .iter()
-        .filter_map(|t| {
-            let f = t.get("function").unwrap_or(t);
-            Some(DeclaredTool {
-                name: f.get("name")?.as_str()?.to_string(),
-                description: f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string()),
-            })
-        })
-        .collect();
+    let out: Vec<DeclaredTool> = tools.iter().filter_map(crate::ingest::adapters::shared::common::declared_tool).collect();
     (!out.is_empty()).then_some(out)
 }
 

@@ -39,8 +39,8 @@ impl StepBuilder {
         if step.timestamp.is_none() {
             step.timestamp = time;
         }
-        if let Some(ts) = step.timestamp.clone() {
-            self.saw_time(&ts);
+        if let Some(ts) = &step.timestamp {
+            self.saw_time(ts);
         }
         for (c, call) in step.tool_calls.iter().enumerate() {
             if let Some(id) = &call.id {
@@ -68,13 +68,6 @@ impl StepBuilder {
         self.calls.get(id).copied()
     }
 
-    /// The name of the call with this id.
-    #[must_use]
-    pub fn call_name(&self, id: &str) -> Option<&str> {
-        let r = self.call(id)?;
-        Some(self.steps.get(r.step as usize)?.tool_calls.get(r.call as usize)?.name.as_str())
-    }
-
     /// A result that answers the call `id`, paired now when the call is known.
     #[must_use]
     pub fn result_for(&self, id: Option<&str>, output: impl Into<String>) -> ToolResult {
@@ -86,6 +79,11 @@ impl StepBuilder {
 
     /// A time the transcript shows outside a step (an event's timestamp).
     pub fn saw_time(&mut self, ts: &str) {
+        // Formats that time their events also time the step made of them: the same string
+        // again changes neither bound, so it is not parsed again.
+        if [&self.first_time, &self.last_time].iter().any(|b| b.as_ref().is_some_and(|(_, s)| s == ts)) {
+            return;
+        }
         let Some(t) = crate::util::parse_time(ts) else { return };
         if self.first_time.as_ref().is_none_or(|(f, _)| t < *f) {
             self.first_time = Some((t, ts.to_string()));
@@ -123,16 +121,26 @@ impl StepBuilder {
         self.steps.last_mut()
     }
 
-    /// Moves the steps into `t`, with the notes, a note of what was skipped, and the time bounds
-    /// where `t` has none.
-    pub fn finish(self, t: &mut Trajectory) {
-        t.steps.extend(self.steps);
-        t.notes.extend(self.notes);
+    /// The steps and the notes (the tally of entries not turned into steps last), for steps that
+    /// join another record (a sub-agent's, inside its session).
+    #[must_use]
+    pub fn into_parts(self) -> (Vec<Step>, Vec<String>) {
+        let mut notes = self.notes;
         if !self.ignored.is_empty() {
             let list: Vec<String> = self.ignored.iter().map(|(k, n)| format!("{n} × {k}")).collect();
-            t.notes.push(format!("entries not turned into steps: {}", list.join(", ")));
+            notes.push(format!("entries not turned into steps: {}", list.join(", ")));
         }
-        if let (Some((a, a_s)), Some((b, b_s))) = (self.first_time, self.last_time) {
+        (self.steps, notes)
+    }
+
+    /// Moves the steps into `t`, with the notes, a note of what was skipped, and the time bounds
+    /// where `t` has none.
+    pub fn finish(mut self, t: &mut Trajectory) {
+        let times = (self.first_time.take(), self.last_time.take());
+        let (steps, notes) = self.into_parts();
+        t.steps.extend(steps);
+        t.notes.extend(notes);
+        if let (Some((a, a_s)), Some((b, b_s))) = times {
             if t.started_at.is_none() {
                 t.started_at = Some(a_s);
             }
@@ -160,7 +168,7 @@ mod tests {
         assert_eq!(ix, 0);
         let r = b.result_for(Some("c1"), "ok");
         assert_eq!(r.call, Some(CallRef { step: 0, call: 0 }));
-        assert_eq!(b.call_name("c1"), Some("bash"));
+        assert_eq!(b.call("c1"), Some(CallRef { step: 0, call: 0 }));
         b.push(Step::new(Role::Tool, ""), None, Some("2026-01-01T00:00:00Z".into()));
         b.ignore("progress");
         b.ignore("progress");

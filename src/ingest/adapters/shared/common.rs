@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::model::ToolCall;
+use crate::model::{DeclaredTool, ToolCall};
 
 /// Text of a message `content` that may be a string, a list of parts (`{type: text, text}`,
 /// `{type: image, ...}`), or absent. Non-text parts are named, not dropped silently.
@@ -70,6 +70,16 @@ pub fn uint(v: Option<&Value>) -> Option<u64> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
+}
+
+/// A tool the run offered, from an OpenAI-style declaration (`{type: function, function: {name,
+/// description}}`) or a bare `{name, description}`; the description's first line.
+#[must_use]
+pub fn declared_tool(v: &Value) -> Option<DeclaredTool> {
+    let f = v.get("function").unwrap_or(v);
+    let name = f.get("name")?.as_str()?.to_string();
+    let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
+    Some(DeclaredTool { name, description })
 }
 
 #[cfg(test)]

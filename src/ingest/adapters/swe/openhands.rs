@@ -24,7 +24,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
-use crate::ingest::adapters::shared::common::{content_text, num, tool_call, uint};
+use crate::ingest::adapters::shared::common::{content_text, declared_tool, num, tool_call, uint};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -384,13 +384,6 @@ fn model_arguments(meta: &RawToolMeta, id: Option<&str>) -> Option<Value> {
         None
     })?;
     call.pointer("/function/arguments").cloned()
-}
-
-fn declared_tool(v: &Value) -> Option<DeclaredTool> {
-    let f = v.get("function").unwrap_or(v);
-    let name = f.get("name")?.as_str()?.to_string();
-    let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
-    Some(DeclaredTool { name, description })
 }
 
 fn span_within(line: &str, part: &str, file: u32, line_start: usize, lineno: usize) -> Option<SourceSpan> {

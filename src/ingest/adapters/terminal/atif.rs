@@ -14,12 +14,13 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::ingest::adapters::shared::common::{content_text, tool_call, uint};
+use crate::ingest::adapters::shared::build::to_u32;
+use crate::ingest::adapters::shared::common::{content_text, declared_tool, tool_call, uint};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
-use crate::model::{CallRef, DeclaredTool, Reasoning, Role, Step, Tokens, ToolResult, Trajectory};
+use crate::model::{CallRef, Reasoning, Role, Step, Tokens, ToolResult, Trajectory};
 
 /// How many continuation and subagent files one record may follow (a reference loop ends here).
 const MAX_LINKED_FILES: usize = 64;
@@ -133,7 +134,7 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
     let text = src.text()?;
     let doc: RawDoc<'_> = serde_json::from_str(text).map_err(|e| InputError::from_json(display, &src.bytes, "ATIF trajectory", &e))?;
     files.push(src.provenance("transcript"));
-    let file_ix = u32::try_from(files.len() - 1).unwrap_or(u32::MAX);
+    let file_ix = to_u32(files.len() - 1);
 
     let harness = if doc.agent.name.is_empty() { "unknown".to_string() } else { doc.agent.name.clone() };
     let mut t = crate::model::Trajectory::new(String::new(), harness, adapter, 1, Vec::new());
@@ -172,7 +173,7 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
                 let cdoc: RawDoc<'_> =
                     serde_json::from_str(ctext).map_err(|e| InputError::from_json(&csrc.display, &csrc.bytes, "ATIF continuation", &e))?;
                 t.provenance.files.push(csrc.provenance("transcript_continuation"));
-                let ix = u32::try_from(t.provenance.files.len() - 1).unwrap_or(u32::MAX);
+                let ix = to_u32(t.provenance.files.len() - 1);
                 append_steps(&mut t, &csrc, ix, &cdoc.steps, None, &mut budget)?;
                 next = cdoc.continued_trajectory_ref.clone();
             }
@@ -226,13 +227,6 @@ fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.parent().unwrap_or(Path::new("")).join(r)
 }
 
-fn declared_tool(v: &Value) -> Option<DeclaredTool> {
-    let f = v.get("function").unwrap_or(v);
-    let name = f.get("name")?.as_str()?.to_string();
-    let description = f.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
-    Some(DeclaredTool { name, description })
-}
-
 fn append_steps(
     t: &mut Trajectory,
     src: &Source,
@@ -268,7 +262,7 @@ fn append_steps(
         for c in &calls {
             step.tool_calls.push(tool_call(c.tool_call_id.clone(), &c.function_name, &c.arguments));
         }
-        let here = u32::try_from(t.steps.len()).unwrap_or(u32::MAX);
+        let here = to_u32(t.steps.len());
         let mut env_text: Vec<String> = Vec::new();
         let mut subagents: Vec<(String, PathBuf)> = Vec::new();
         let results = s.observation.map(|o| o.results).unwrap_or_default();
@@ -287,7 +281,7 @@ fn append_steps(
             res.call_id = r.source_call_id.clone();
             if r.source_call_id.is_none() && pos < calls.len() && results.len() == calls.len() {
                 // No ids: results answer the step's calls in order.
-                res.call = Some(CallRef { step: here, call: u32::try_from(pos).unwrap_or(u32::MAX) });
+                res.call = Some(CallRef { step: here, call: to_u32(pos) });
             }
             step.tool_results.push(res);
         }
@@ -311,7 +305,7 @@ fn append_steps(
                     let sdoc: RawDoc<'_> = serde_json::from_str(stext)
                         .map_err(|e| InputError::from_json(&ssrc.display, &ssrc.bytes, "ATIF subagent trajectory", &e))?;
                     t.provenance.files.push(ssrc.provenance("subagent_transcript"));
-                    let ix = u32::try_from(t.provenance.files.len() - 1).unwrap_or(u32::MAX);
+                    let ix = to_u32(t.provenance.files.len() - 1);
                     let name = format!("subagent:{session}");
                     append_steps(t, &ssrc, ix, &sdoc.steps, Some(&name), budget)?;
                 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::adapters::terminal::atif;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker, structure};
@@ -219,7 +220,7 @@ fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
         drop(nout);
         let Some(mut n) = native.into_iter().next() else { continue };
         // The native record's spans point into its own file list, which is appended to ours.
-        let base = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+        let base = to_u32(t.provenance.files.len());
         let rebase = |span: &mut Option<crate::model::SourceSpan>| {
             if let Some(s) = span.as_mut() {
                 s.file += base;
@@ -237,8 +238,8 @@ fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
             used.push("signals");
         }
         if !sig.limits.is_empty() || !sig.consumed.is_empty() {
-            fill_amounts(&mut t.signals.limits, &sig.limits);
-            fill_amounts(&mut t.signals.consumed, &sig.consumed);
+            t.signals.limits.fill_from(&sig.limits);
+            t.signals.consumed.fill_from(&sig.consumed);
             used.push("limits");
         }
         if t.steps.is_empty() && !n.steps.is_empty() {
@@ -256,26 +257,6 @@ fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
         } else {
             t.provenance.files.extend(n.provenance.files);
             t.notes.push(format!("{} taken from the native {name} log {}", used.join(", "), c.rel));
-        }
-    }
-}
-
-/// Fills the amounts `into` has not recorded from `from`.
-pub(crate) fn fill_amounts(into: &mut crate::model::Amounts, from: &crate::model::Amounts) {
-    let pairs = [
-        (&mut into.steps, from.steps),
-        (&mut into.cost_usd, from.cost_usd),
-        (&mut into.wall_seconds, from.wall_seconds),
-        (&mut into.tokens, from.tokens),
-        (&mut into.output_tokens, from.output_tokens),
-        (&mut into.context_tokens, from.context_tokens),
-        (&mut into.format_errors, from.format_errors),
-        (&mut into.attempts, from.attempts),
-        (&mut into.command_timeouts, from.command_timeouts),
-    ];
-    for (a, b) in pairs {
-        if a.is_none() {
-            *a = b;
         }
     }
 }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
@@ -271,7 +272,7 @@ impl Adapter for TerminalBenchTrial {
             t.notes.push("the trial directory holds no agent log or terminal capture: the record has no steps".into());
         } else if let Some(log) = agent_log {
             t.notes.push(format!("the trajectory is read from the terminal capture ({})", capture.join(", ")));
-            let file_ix = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+            let file_ix = to_u32(t.provenance.files.len());
             match crate::ingest::adapters::terminal::terminal_capture::read(&log.path, &log.display, file_ix) {
                 Ok((cap, file)) => {
                     t.provenance.files.push(file);

@@ -22,6 +22,7 @@
 
 use std::path::Path;
 
+use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, structure};
 use crate::ingest::probe::Probe;
@@ -39,9 +40,6 @@ pub const LOG: &str = "terminal_capture.log";
 
 /// Most lines kept from a capture's tail or start-up output.
 const MAX_LOG_LINES: usize = 40;
-
-/// The first line of a command's output that submits (mini-swe-agent's `has_finished`).
-const SUBMIT_MARKERS: &[&str] = &["COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Esc {
@@ -392,14 +390,14 @@ fn read_mini(lines: &[&str], cap: &mut Capture) {
                     Some((at, command)) => {
                         let mut r = ToolResult::new(text.clone());
                         r.name = Some("bash".into());
-                        r.call = Some(CallRef { step: u32::try_from(at).unwrap_or(u32::MAX), call: 0 });
+                        r.call = Some(CallRef { step: to_u32(at), call: 0 });
                         if let Some(code) = returncode(&text) {
                             r.exit_code = Some(code);
                             r.is_error = code != 0;
                         } else if text.trim_start().starts_with("The last command <command>") && text.contains("timed out") {
                             r.is_error = true;
                             cap.notes.push(format!("command timed out: {}", command.lines().next().unwrap_or("")));
-                        } else if SUBMIT_MARKERS.iter().any(|m| command.contains(m)) {
+                        } else if crate::ingest::adapters::swe::mini_swe_agent::submits(&command) {
                             // mini's protocol: the marker's output is the submission, and the
                             // run's exit status is `Submitted`.
                             cap.submission = Some(text.clone());
@@ -526,8 +524,8 @@ pub fn apply(t: &mut Trajectory, cap: Capture) {
     t.signals.statuses.splice(0..0, sig.statuses);
     t.signals.errors.append(&mut sig.errors);
     t.signals.log_lines.append(&mut sig.log_lines);
-    super::harbor::fill_amounts(&mut t.signals.limits, &sig.limits);
-    super::harbor::fill_amounts(&mut t.signals.consumed, &sig.consumed);
+    t.signals.limits.fill_from(&sig.limits);
+    t.signals.consumed.fill_from(&sig.consumed);
 }
 
 /// A capture on its own (a `mini ... | tee run.log`, or an `agent.log` copied out of its

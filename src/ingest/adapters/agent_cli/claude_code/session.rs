@@ -9,6 +9,7 @@ use super::HARNESS;
 use super::steps::Builder;
 use super::tree::{Entry, main_line, read_entries, sidechain_labels};
 use crate::ingest::adapters::agent_cli::task_from_path;
+use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker};
@@ -46,10 +47,9 @@ fn read_subagent(path: &Path, display: &str, file_ix: u32, meta: Option<&Value>)
     if let Some(kind) = meta.and_then(|m| m.get("agentType")).and_then(Value::as_str) {
         b.sb.note(format!("sub-agent {id} is a {kind} agent"));
     }
-    let mut scratch = Trajectory::new(id.clone(), HARNESS, "claude-code-subagent", 1, Vec::new());
-    std::mem::take(&mut b.sb).finish(&mut scratch);
-    let notes = scratch.notes.into_iter().map(|n| if n.starts_with("sub-agent") { n } else { format!("sub-agent {id}: {n}") }).collect();
-    Ok((SubAgent { id, steps: scratch.steps, notes, builder: b }, src.provenance("subagent_transcript")))
+    let (steps, notes) = std::mem::take(&mut b.sb).into_parts();
+    let notes = notes.into_iter().map(|n| if n.starts_with("sub-agent") { n } else { format!("sub-agent {id}: {n}") }).collect();
+    Ok((SubAgent { id, steps, notes, builder: b }, src.provenance("subagent_transcript")))
 }
 
 /// Claude Code session transcripts.
@@ -152,7 +152,7 @@ impl Adapter for ClaudeCodeSession {
         }
         let mut subs = Vec::new();
         for c in unit.companions.iter().filter(|c| c.path.extension().is_some_and(|e| e == "jsonl")) {
-            let ix = u32::try_from(t.provenance.files.len()).unwrap_or(u32::MAX);
+            let ix = to_u32(t.provenance.files.len());
             let name = c.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let id = name.trim_start_matches("agent-").trim_end_matches(".jsonl");
             match read_subagent(&c.path, &c.display, ix, metas.get(id)) {

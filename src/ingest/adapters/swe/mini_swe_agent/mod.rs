@@ -12,6 +12,9 @@ mod steps;
 mod v1;
 mod v2;
 
+/// mini-swe-agent's submit protocol, which its runs inside Terminal-Bench captures follow too.
+pub(crate) use steps::submits;
+
 use std::path::Path;
 
 use serde_json::value::RawValue;

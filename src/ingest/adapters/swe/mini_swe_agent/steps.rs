@@ -16,7 +16,7 @@ use crate::model::{CallRef, Reasoning, Role, Step, ToolCall, ToolResult};
 const SUBMIT_MARKERS: &[&str] = &["COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"];
 
 /// Whether `command` prints the submit marker.
-pub(super) fn submits(command: &str) -> bool {
+pub(crate) fn submits(command: &str) -> bool {
     SUBMIT_MARKERS.iter().any(|m| command.contains(m))
 }
 
