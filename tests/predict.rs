@@ -37,12 +37,21 @@ fn prediction(id: &str, claim: &str, escape: &str) -> String {
     format!("[[prediction]]\nid = \"{id}\"\nclaim = {{ {claim} }}\nrationale = \"because\"\nescape_clause = \"{escape}\"\n\n")
 }
 
-/// Writes `predictions.toml` into `dir` and seals it at `now`.
+/// The sample study as it was before its run: the same arms, no transcripts yet (a copy in
+/// `dir/planned`), which is what a seal is made against.
+fn planned_study(dir: &Path) -> String {
+    let planned = dir.join("planned");
+    std::fs::create_dir_all(&planned).unwrap();
+    std::fs::copy(study(), planned.join("study.toml")).unwrap();
+    s(&planned.join("study.toml"))
+}
+
+/// Writes `predictions.toml` into `dir` and seals it at `now`, before the run.
 fn write_and_seal(dir: &Path, body: &str, now: &str, extra: &[&str]) -> PathBuf {
     let p = dir.join("predictions.toml");
     std::fs::write(&p, format!("title = \"test predictions\"\nalpha = 0.05\n\n{body}")).unwrap();
-    let st = study();
-    let mut args = vec!["predict", "seal", "predictions.toml", "--study", &st, "--now", now];
+    let st = planned_study(dir);
+    let mut args = vec!["predict", "seal", "predictions.toml", "--study", &st, "--n", "34", "--now", now];
     args.extend_from_slice(extra);
     let r = coroner_in(dir, &args);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
@@ -208,7 +217,7 @@ fn a_tampered_predictions_file_breaks_the_seal() {
     );
     assert_eq!(check(tmp.path(), &[]).status.code(), Some(0));
     // Sealing again over an existing lock is refused.
-    let st = study();
+    let st = planned_study(tmp.path());
     let again = coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", BEFORE]);
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("--force"));
@@ -300,9 +309,17 @@ fn a_late_seal_is_refused_unless_allowed() {
     let p = tmp.path().join("predictions.toml");
     std::fs::write(&p, &body).unwrap();
     let st = study();
-    let seal = coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z"]);
-    assert_eq!(seal.status.code(), Some(0));
-    assert!(stderr(&seal).contains("already exist and begin at 2026-02-20T09:01:00Z"), "{}", stderr(&seal));
+    // The study's transcripts exist: sealing now could copy their outcomes into the claims.
+    let refused = coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("the study's transcripts already exist (70 trajectories)"), "{}", stderr(&refused));
+    assert!(!tmp.path().join("predictions.lock").exists());
+    let seal = coroner_in(
+        tmp.path(),
+        &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z", "--allow-late"],
+    );
+    assert_eq!(seal.status.code(), Some(0), "{}", stderr(&seal));
+    assert!(stderr(&seal).contains("sealed over 70 existing trajectories"), "{}", stderr(&seal));
     let r = check(tmp.path(), &[]);
     assert_eq!(r.status.code(), Some(2));
     assert!(
@@ -310,21 +327,83 @@ fn a_late_seal_is_refused_unless_allowed() {
         "{}",
         stderr(&r)
     );
+    assert!(stderr(&r).contains("70 of the study's trajectories already existed"), "{}", stderr(&r));
     let allowed = check(tmp.path(), &["--allow-late"]);
     assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
-    assert_eq!(report(&allowed)["seal"]["late"], true);
+    assert_eq!((report(&allowed)["seal"]["late"].as_bool(), report(&allowed)["seal"]["sealed_over"].as_u64()), (Some(true), Some(70)));
     let text = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &st, "-q", "--allow-late"]);
     assert!(stdout(&text).contains("LATE: sealed after the run's first trajectory"), "{}", stdout(&text));
-    // `COR_NOW` seals at a given time too.
+    // A seal over existing outcomes with its time set back is still late.
+    let backdated = coroner_in(
+        tmp.path(),
+        &["predict", "seal", "predictions.toml", "--study", &st, "--now", BEFORE, "--allow-late", "--force"],
+    );
+    assert_eq!(backdated.status.code(), Some(0), "{}", stderr(&backdated));
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));
+    assert!(stderr(&r).contains("it was sealed when 70 of the study's trajectories already existed"), "{}", stderr(&r));
+    assert!(!stderr(&r).contains("is later than the run's first"), "its time precedes the run: {}", stderr(&r));
+    let text = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &st, "-q", "--allow-late"]);
+    assert!(stdout(&text).contains("LATE: sealed when 70 of the study's trajectories already existed"), "{}", stdout(&text));
+    // `COR_NOW` seals at a given time too, before the run.
     std::fs::remove_file(tmp.path().join("predictions.lock")).unwrap();
+    let planned = planned_study(tmp.path());
     let r = std::process::Command::new(env!("CARGO_BIN_EXE_coroner"))
         .current_dir(tmp.path())
         .env("COR_NOW", BEFORE)
-        .args(["predict", "seal", "predictions.toml", "--study", &st])
+        .args(["predict", "seal", "predictions.toml", "--study", &planned, "--n", "34"])
         .output()
         .unwrap();
-    assert_eq!(r.status.code(), Some(0));
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert_eq!(check(tmp.path(), &[]).status.code(), Some(0));
+}
+
+/// A lock arrives in a pull request: a commit that is an option, or any field edited by hand,
+/// is refused before git or the check ever reads it.
+#[test]
+fn a_hostile_lock_never_reaches_git() {
+    let tmp = tempdir();
+    // In a repository with a commit, where `git show --output=FILE` would write FILE.
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .current_dir(tmp.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    write_and_seal(
+        tmp.path(),
+        &prediction("t", &format!("metric = \"timeouts\", arm = \"{A}\", comparator = \"<=\", value = 6"), "e"),
+        BEFORE,
+        &[],
+    );
+    let lock_path = tmp.path().join("predictions.lock");
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    assert!(lock.contains("format = 2") && lock.contains("seal_sha256 = \""), "{lock}");
+    // The attack: git reads the value as `--output=FILE` and writes the file.
+    assert!(lock.contains("git_commit = "), "sealed in a repository: {lock}");
+    let attack = regex::Regex::new(r#"git_commit = "[0-9a-f]+""#).unwrap().replace(&lock, r#"git_commit = "--output=pwned.md""#).into_owned();
+    std::fs::write(&lock_path, &attack).unwrap();
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));
+    assert!(stderr(&r).contains("git_commit is not a commit id"), "{}", stderr(&r));
+    assert!(!tmp.path().join("pwned.md").exists(), "git never saw the value");
+    // A valid-looking edit of a field the hashes do not cover is caught by seal_sha256.
+    let edited = lock.replace("sealed_at = \"2026-02-19T12:00:00Z\"", "sealed_at = \"2026-02-18T12:00:00Z\"");
+    assert_ne!(edited, lock);
+    std::fs::write(&lock_path, &edited).unwrap();
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));
+    assert!(stderr(&r).contains("the lock was edited after sealing (seal_sha256"), "{}", stderr(&r));
+    // A lock of the old format, which had no seal_sha256, is refused with a way forward.
+    std::fs::write(&lock_path, lock.replace("format = 2", "format = 1")).unwrap();
+    let r = check(tmp.path(), &[]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("lock format 1 is not 2") && stderr(&r).contains("seal again"), "{}", stderr(&r));
 }
 
 /// Regression: arms taken from transcript metadata (no study file) carried no first-trajectory
@@ -453,6 +532,7 @@ fn sealing_prints_what_the_design_can_detect() {
             "samples/study/study.toml",
             "--now",
             BEFORE,
+            "--allow-late",
             "-o",
             &s(&lock),
         ],
@@ -462,6 +542,7 @@ fn sealing_prints_what_the_design_can_detect() {
     assert!(out.contains("n from the study: mini-swe-agent, think 34 tasks, terminus-2, no think 34 tasks"), "{out}");
     assert!(out.contains("UNDERPOWERED: cannot be confirmed at n=34"), "{out}");
     let sealed: toml::Value = toml::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    assert_eq!(sealed["sealed_over"].as_integer(), Some(70), "the transcripts existed: the lock says so");
     let committed: toml::Value =
         toml::from_str(&std::fs::read_to_string(root().join("samples/predictions/predictions.lock")).unwrap()).unwrap();
     for key in ["predictions_sha256", "rules_sha256", "sealed_at", "coroner_version"] {

@@ -55,6 +55,10 @@ pub struct SealArgs {
     /// Replace an existing lock (the old one stays in git history).
     #[arg(long)]
     pub force: bool,
+    /// Seal although the study's transcripts already exist. The lock records how many did, and
+    /// `check` reports the seal as late: its claims could have been written from the outcomes.
+    #[arg(long)]
+    pub allow_late: bool,
 }
 
 /// Check sealed predictions against a run: refuse a tampered or late seal, judge every claim
@@ -159,7 +163,7 @@ fn seal(a: &SealArgs) -> Result<Done, CliError> {
     let mut registries = std::collections::BTreeMap::new();
     let mut registry_paths: Vec<PathBuf> = Vec::new();
     let mut design = DesignInfo { n: a.n, ..DesignInfo::default() };
-    let mut earliest = None;
+    let mut existing = 0;
     if let Some(study_path) = &a.study {
         // The transcripts usually do not exist yet: the arms and registries are read from the
         // file itself, and n from the transcripts only when they are there.
@@ -178,13 +182,22 @@ fn seal(a: &SealArgs) -> Result<Done, CliError> {
         loaded.check_arms(&arm_names).map_err(CliError::invalid)?;
         if let Some(arms) = arms {
             registry_paths.extend(arms.iter().filter_map(|x| x.registry.clone()));
-            (design, earliest) = design_of(&arms, a.n).map_err(CliError::invalid)?;
+            (design, existing) = design_of(&arms, a.n).map_err(CliError::invalid)?;
         }
     }
     registry_paths.extend(a.registry.iter().cloned());
     for r in &registry_paths {
         let reg = crate::study::run::load_registry(r).map_err(CliError::invalid)?;
         registries.insert(reg.file, reg.registry.content_digest());
+    }
+    if existing > 0 && !a.allow_late {
+        return Err(CliError::usage(format!(
+            "failed to seal: the study's transcripts already exist ({existing} {}), so these claims could have been written from their outcomes",
+            if existing == 1 { "trajectory" } else { "trajectories" }
+        ))
+        .with_help(
+            "seal before the run, or give --n instead of a study whose transcripts exist; `--allow-late` seals anyway and `check` reports it as late",
+        ));
     }
     let out = a.output.clone().unwrap_or_else(|| default_lock(&a.predictions));
     if out.exists() && !a.force {
@@ -210,16 +223,15 @@ fn seal(a: &SealArgs) -> Result<Done, CliError> {
         study: a.study.as_ref().map(|s| crate::util::display_path(&relative_to(s, out.parent().unwrap_or(Path::new(""))))),
         registries,
         design: rows.iter().map(|(_, d)| d.clone()).collect(),
+        sealed_over: (existing > 0).then_some(existing),
+        seal_sha256: String::new(),
     };
     let text = lock.to_toml().map_err(|e| CliError::write("the lock", e))?;
     write_file(&out, &text).map_err(|e| CliError::write(out.display(), e))?;
-    if let Some(first) = &earliest {
-        let late = crate::util::parse_time(first).zip(crate::util::parse_time(&sealed_at)).is_some_and(|(f, s)| s > f);
-        if late {
-            super::output::warning(&format!(
-                "the study's transcripts already exist and begin at {first}, before this seal ({sealed_at}): `predict check` will refuse it as late without --allow-late"
-            ));
-        }
+    if existing > 0 {
+        super::output::warning(&format!(
+            "sealed over {existing} existing trajectories: `predict check` refuses this seal as late without --allow-late"
+        ));
     }
     let mut msg = format!(
         "sealed {} into {} at {sealed_at} (coroner {}{})\n",
@@ -332,11 +344,11 @@ fn retract(a: &RetractArgs) -> Result<Done, CliError> {
     Ok(Done::Success)
 }
 
-/// The tasks each arm's transcripts hold (ingested, not classified), and the earliest time a
-/// trajectory records, so a seal made after a run began can say so.
-fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(DesignInfo, Option<String>), crate::ingest::IngestError> {
+/// The tasks each arm's transcripts hold (ingested, not classified), and how many trajectories
+/// exist already, so a seal made over them can say so.
+fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(DesignInfo, u64), crate::ingest::IngestError> {
     let mut tasks = std::collections::BTreeMap::new();
-    let mut times: Vec<String> = Vec::new();
+    let mut existing = 0u64;
     for arm in arms {
         let opts = crate::ingest::IngestOptions {
             inputs: arm.inputs.clone(),
@@ -345,14 +357,11 @@ fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(Desi
         };
         let mut ids = std::collections::BTreeSet::new();
         crate::ingest::run(&opts, &mut |t| {
-            if let Some(first) = t.started_at.clone().or_else(|| t.steps.iter().find_map(|s| s.timestamp.clone())) {
-                times.push(first);
-            }
+            existing += 1;
             ids.insert(t.task_id);
             Ok(())
         })?;
         tasks.insert(arm.spec.name.clone(), ids);
     }
-    let earliest = crate::predict::seal::earliest(times.iter().map(String::as_str)).map(|(_, s)| s.to_string());
-    Ok((DesignInfo { tasks, n }, earliest))
+    Ok((DesignInfo { tasks, n }, existing))
 }

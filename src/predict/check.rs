@@ -109,8 +109,12 @@ pub struct SealSummary {
     /// The run's first trajectory, when any has a time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub earliest: Option<String>,
-    /// Sealed after the run began (accepted only with `--allow-late`).
+    /// Sealed after the run began, or over trajectories that already existed (accepted only
+    /// with `--allow-late`).
     pub late: bool,
+    /// How many trajectories existed when it was sealed (`seal --allow-late`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_over: Option<u64>,
     /// The seal's time came from `--now` / `COR_NOW`, not the clock.
     pub clock_given: bool,
     /// The sealed commit's date, when it is later than the seal's time.
@@ -511,16 +515,23 @@ pub fn check(
     let mut problems = super::seal::verify(lock, &digest, &run.rules_digest, &run.registries);
     let first = super::seal::earliest(run.arms.iter().filter_map(|a| a.earliest.as_deref()));
     let sealed = crate::util::parse_time(&lock.sealed_at);
-    let late = match (sealed, first) {
+    let after_first = match (sealed, first) {
         (Some(s), Some((f, _))) => s > f,
         // A lock whose time does not parse cannot show it preceded the run.
         (None, Some(_)) => true,
         _ => false,
     };
-    if late && !allow_late {
+    if after_first && !allow_late {
         problems
             .push(SealProblem::Late { sealed_at: lock.sealed_at.clone(), earliest: first.map(|f| f.1.to_string()).unwrap_or_default() });
     }
+    // Whatever its time says, a seal made over existing trajectories could have read them.
+    if let Some(n) = lock.sealed_over
+        && !allow_late
+    {
+        problems.push(SealProblem::SealedOver { trajectories: n });
+    }
+    let late = after_first || lock.sealed_over.is_some();
     if !problems.is_empty() {
         return Err(CheckError::Seal(SealError::new(lock_shown, problems)));
     }
@@ -536,6 +547,7 @@ pub fn check(
         registries: lock.registries.len(),
         earliest: first.map(|f| f.1.to_string()),
         late,
+        sealed_over: lock.sealed_over,
         clock_given: lock.clock.as_deref() == Some("given"),
         commit_after_seal: None,
     };

@@ -64,6 +64,9 @@ pub fn junit(r: &CheckReport) -> String {
     if let Some(c) = &r.seal.git_commit {
         props.push(("git_commit", c.clone()));
     }
+    if let Some(n) = r.seal.sealed_over {
+        props.push(("sealed_over", n.to_string()));
+    }
     if let Some(e) = &r.seal.earliest {
         props.push(("first_trajectory", e.clone()));
     }

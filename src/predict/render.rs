@@ -50,7 +50,15 @@ fn seal_lines(r: &CheckReport) -> Vec<String> {
         s.registries,
         if s.registries == 1 { "registry" } else { "registries" }
     )];
-    out.push(match (&s.earliest, s.late) {
+    if let Some(n) = s.sealed_over {
+        out.push(format!(
+            "LATE: sealed when {n} of the study's trajectories already existed; checked only because of --allow-late"
+        ));
+    }
+    let after_first = s.earliest.as_deref().is_some_and(|e| {
+        crate::util::parse_time(&s.sealed_at).zip(crate::util::parse_time(e)).is_none_or(|(sealed, first)| sealed > first)
+    });
+    out.push(match (&s.earliest, after_first) {
         (Some(e), true) => format!("LATE: sealed after the run's first trajectory ({e}); checked only because of --allow-late"),
         (Some(e), false) => format!("sealed before the run's first trajectory ({e})"),
         (None, _) => "no trajectory has a time: whether the seal preceded the run cannot be checked".into(),

@@ -7,7 +7,7 @@
 //! `predictions.lock` is TOML:
 //!
 //! ```toml
-//! format = 1
+//! format = 2
 //! coroner_version = "0.1.0"
 //! sealed_at = "2026-02-19T12:00:00Z"
 //! clock = "given"                    # only when the time came from --now / COR_NOW
@@ -16,6 +16,8 @@
 //! predictions_sha256 = "…"
 //! rules_sha256 = "…"
 //! study = "../study/study.toml"      # absent when sealed without one
+//! sealed_over = 68                   # only with --allow-late: trajectories that already existed
+//! seal_sha256 = "…"                  # sha256 of every other field: the lock was not edited
 //! [registries]                       # absent when no registry is in force
 //! "registries/mini.json" = "…"
 //! [[design]]                         # what each prediction's design could detect
@@ -34,8 +36,9 @@ use serde::{Deserialize, Serialize};
 
 use super::power::Detectable;
 
-/// The lock format this build writes and reads.
-pub const LOCK_FORMAT: u32 = 1;
+/// The lock format this build writes and reads. Format 1 had no `seal_sha256`, so nothing
+/// showed a hand edit of its unhashed fields (the commit, the time); it is refused.
+pub const LOCK_FORMAT: u32 = 2;
 
 /// A sealed predictions file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +64,16 @@ pub struct Lock {
     pub registries: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub design: Vec<Detectable>,
+    /// How many of the study's trajectories existed when it was sealed (`--allow-late`): the
+    /// sealer could have read their outcomes, so `check` reports the seal as late whatever its
+    /// time says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_over: Option<u64>,
+    /// sha256 of the lock's TOML with this field empty. A lock arrives in pull requests: without
+    /// it, a commit or a time could be changed by hand and still be read as sealed. A forger who
+    /// recomputes it is stopped by the lock's git history instead (the commit date check).
+    #[serde(default)]
+    pub seal_sha256: String,
 }
 
 const HEADER: &str = "# Sealed by `coroner predict seal`; verified by `coroner predict check`. Do not edit.\n\
@@ -72,7 +85,19 @@ impl Lock {
     /// # Errors
     /// When serialization fails (it does not for these types).
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
-        Ok(format!("{HEADER}{}", toml::to_string(self)?))
+        let mut sealed = self.clone();
+        sealed.seal_sha256 = self.digest()?;
+        Ok(format!("{HEADER}{}", toml::to_string(&sealed)?))
+    }
+
+    /// sha256 of the lock with `seal_sha256` left empty: what `seal_sha256` must be.
+    ///
+    /// # Errors
+    /// When serialization fails (it does not for these types).
+    pub fn digest(&self) -> Result<String, toml::ser::Error> {
+        let mut bare = self.clone();
+        bare.seal_sha256 = String::new();
+        Ok(crate::util::sha256_hex(toml::to_string(&bare)?.as_bytes()))
     }
 
     /// Reads a lock file.
@@ -102,11 +127,65 @@ impl Lock {
                 message: format!("lock format {} is not {LOCK_FORMAT}", lock.format),
                 src: None,
                 span: None,
-                help: Some("it was written by another coroner version; check with that version".into()),
+                help: Some(if lock.format < LOCK_FORMAT {
+                    "it was written by an older coroner, whose locks did not cover every field; seal again before the run".into()
+                } else {
+                    "it was written by a newer coroner version; check with that version".into()
+                }),
+            });
+        }
+        if let Err(message) = lock.validate() {
+            return Err(LockError {
+                file: shown.clone(),
+                message,
+                src: None,
+                span: None,
+                help: Some("a lock is written by `coroner predict seal` and is not edited by hand".into()),
             });
         }
         Ok(lock)
     }
+
+    /// Every field checked for the shape `seal` writes, before any of them is used: a lock
+    /// arrives in pull requests, and its commit reaches a `git` command line.
+    ///
+    /// # Errors
+    /// The first field that is not as sealed, in words.
+    pub fn validate(&self) -> Result<(), String> {
+        let sha = |name: &str, v: &str| {
+            if is_hex(v, &[64]) { Ok(()) } else { Err(format!("{name} is not a sha256 (64 lowercase hex digits)")) }
+        };
+        sha("predictions_sha256", &self.predictions_sha256)?;
+        sha("rules_sha256", &self.rules_sha256)?;
+        sha("seal_sha256", &self.seal_sha256)?;
+        for (file, h) in &self.registries {
+            sha(&format!("the registry {file:?}"), h)?;
+        }
+        if let Some(c) = &self.git_commit
+            && !is_hex(c, &[40, 64])
+        {
+            return Err("git_commit is not a commit id (40 or 64 lowercase hex digits)".into());
+        }
+        if crate::util::parse_time(&self.sealed_at).is_none() {
+            return Err("sealed_at is not an RFC 3339 time".into());
+        }
+        if self.clock.as_deref().is_some_and(|c| c != "given") {
+            return Err("clock is neither absent nor \"given\"".into());
+        }
+        let f = &self.predictions_file;
+        if f.is_empty() || f.contains(['/', '\\']) || f.starts_with(['-', '.']) || f.chars().any(char::is_control) {
+            return Err("predictions_file is not a plain file name".into());
+        }
+        if self.study.as_deref().is_some_and(|s| s.chars().any(char::is_control)) {
+            return Err("study holds control characters".into());
+        }
+        Ok(())
+    }
+}
+
+/// `s` is lowercase hex of one of `lens` digits.
+fn is_hex(s: &str, lens: &[usize]) -> bool {
+    lens.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A lock file that cannot be read.
@@ -140,6 +219,10 @@ pub enum SealProblem {
     RegistryAdded { file: String, now: String },
     /// The seal is later than the run's first trajectory.
     Late { sealed_at: String, earliest: String },
+    /// The study's trajectories already existed when it was sealed (`seal --allow-late`).
+    SealedOver { trajectories: u64 },
+    /// A field of the lock changed after sealing: `seal_sha256` does not match the rest.
+    LockEdited { sealed: String, now: String },
 }
 
 fn short(h: &str) -> &str {
@@ -169,6 +252,12 @@ impl SealProblem {
             SealProblem::Late { sealed_at, earliest } => {
                 format!("the seal ({sealed_at}) is later than the run's first trajectory ({earliest})")
             }
+            SealProblem::SealedOver { trajectories } => {
+                format!("it was sealed when {trajectories} of the study's trajectories already existed (seal --allow-late)")
+            }
+            SealProblem::LockEdited { sealed, now } => {
+                format!("the lock was edited after sealing (seal_sha256 {}…, its fields now hash to {}…)", short(sealed), short(now))
+            }
         }
     }
 }
@@ -187,8 +276,9 @@ pub struct SealError {
 impl SealError {
     #[must_use]
     pub fn new(lock: &str, problems: Vec<SealProblem>) -> Self {
-        let late = problems.iter().any(|p| matches!(p, SealProblem::Late { .. }));
-        let changed = problems.iter().any(|p| !matches!(p, SealProblem::Late { .. }));
+        let is_late = |p: &SealProblem| matches!(p, SealProblem::Late { .. } | SealProblem::SealedOver { .. });
+        let late = problems.iter().any(is_late);
+        let changed = problems.iter().any(|p| !is_late(p));
         let help = match (changed, late) {
             (true, _) => {
                 "predictions are judged with what was sealed: restore the sealed files (git shows what changed), or seal again before a new run"
@@ -206,6 +296,10 @@ impl SealError {
 #[must_use]
 pub fn verify(lock: &Lock, predictions: &str, rules: &str, registries: &BTreeMap<String, String>) -> Vec<SealProblem> {
     let mut out = Vec::new();
+    let now = lock.digest().unwrap_or_default();
+    if lock.seal_sha256 != now {
+        out.push(SealProblem::LockEdited { sealed: lock.seal_sha256.clone(), now });
+    }
     if lock.predictions_sha256 != predictions {
         out.push(SealProblem::Predictions { sealed: lock.predictions_sha256.clone(), now: predictions.into() });
     }
@@ -260,14 +354,19 @@ pub fn time_given(flag: Option<&str>) -> bool {
     flag.is_some() || std::env::var("COR_NOW").is_ok_and(|s| !s.is_empty())
 }
 
-/// The committer date of `commit` (RFC 3339), when git knows it in `dir`.
+/// The committer date of `commit` (RFC 3339), when git knows it in `dir`. Only a commit id
+/// reaches git.
 #[must_use]
 pub fn commit_time(dir: &Path, commit: &str) -> Option<String> {
+    if !is_hex(commit, &[40, 64]) {
+        return None;
+    }
     let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["show", "-s", "--format=%cI", commit, "--"])
+        // `--end-of-options`: whatever the value, git never reads it as an option.
+        .args(["show", "-s", "--format=%cI", "--end-of-options", commit, "--"])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
@@ -315,12 +414,15 @@ mod tests {
             study: None,
             registries: [("reg/a.json".to_string(), "r1".to_string()), ("reg/b.json".to_string(), "r2".to_string())].into(),
             design: Vec::new(),
+            sealed_over: None,
+            seal_sha256: String::new(),
         }
     }
 
     #[test]
     fn verify_names_each_hash_that_differs() {
-        let l = lock();
+        let mut l = lock();
+        l.seal_sha256 = l.digest().unwrap();
         let same: BTreeMap<String, String> =
             [("./reg/a.json".to_string(), "r1".to_string()), ("b.json".to_string(), "r2".to_string())].into();
         assert!(verify(&l, "aa", "bb", &same).is_empty(), "registries match by content");
@@ -345,7 +447,51 @@ mod tests {
         let text = l.to_toml().unwrap();
         assert!(text.starts_with("# Sealed by"));
         let back: Lock = toml::from_str(&text).unwrap();
-        assert_eq!(back, l);
+        assert_eq!(back.seal_sha256, l.digest().unwrap());
+        assert_eq!(Lock { seal_sha256: String::new(), ..back }, l);
+    }
+
+    fn valid() -> Lock {
+        let h = "a".repeat(64);
+        let mut l = Lock {
+            predictions_sha256: h.clone(),
+            rules_sha256: h.clone(),
+            registries: [("r.json".to_string(), h)].into(),
+            git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            ..lock()
+        };
+        l.seal_sha256 = l.digest().unwrap();
+        l
+    }
+
+    #[test]
+    fn every_field_is_checked_before_use() {
+        assert_eq!(valid().validate(), Ok(()));
+        let bad: [(&str, Lock); 8] = [
+            ("git_commit", Lock { git_commit: Some("--output=predictions.md".into()), ..valid() }),
+            ("git_commit", Lock { git_commit: Some("HEAD".into()), ..valid() }),
+            ("predictions_sha256", Lock { predictions_sha256: "AA".into(), ..valid() }),
+            ("seal_sha256", Lock { seal_sha256: String::new(), ..valid() }),
+            ("registry", Lock { registries: [("r".to_string(), "x".to_string())].into(), ..valid() }),
+            ("sealed_at", Lock { sealed_at: "yesterday".into(), ..valid() }),
+            ("clock", Lock { clock: Some("mine".into()), ..valid() }),
+            ("predictions_file", Lock { predictions_file: "../../etc/passwd".into(), ..valid() }),
+        ];
+        for (field, l) in bad {
+            let e = l.validate().expect_err(field);
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        assert_eq!(commit_time(Path::new("."), "--output=x"), None, "an option never reaches git");
+    }
+
+    #[test]
+    fn an_edited_field_breaks_the_seal() {
+        let l = valid();
+        let h = "a".repeat(64);
+        assert!(verify(&l, &h, &h, &[("r.json".to_string(), h.clone())].into()).is_empty());
+        let edited = Lock { sealed_at: "2026-01-01T00:00:00Z".into(), ..l };
+        let p = verify(&edited, &h, &h, &[("r.json".to_string(), h.clone())].into());
+        assert!(matches!(p.as_slice(), [SealProblem::LockEdited { .. }]), "{p:?}");
     }
 
     #[test]
