@@ -127,3 +127,51 @@ fn a_file_cut_before_anything_names_its_format_is_reported_as_truncated() {
     assert!(err.contains("cut.json:2"), "the diagnostic points at the line where it ends: {err}");
     assert!(err.contains("cut off while being written"), "{err}");
 }
+
+/// A panic in the stage after parsing (finalize, or the caller's stage: classify) costs the
+/// record it happened on, with a diagnostic naming the file, and never the run: neither for
+/// files parsed in parallel batches nor for a streamed container (an Inspect `.eval` log).
+#[test]
+fn a_panic_after_parsing_costs_one_record_not_the_run() {
+    let inputs = vec![samples("harbor"), samples("inspect/2026-03-01T10-00-00+00-00_shell-puzzles.eval")];
+    let opts = coroner::ingest::IngestOptions { inputs: inputs.clone(), ..Default::default() };
+    let mut all = Vec::new();
+    let mut from_eval = Vec::new();
+    coroner::ingest::run(&opts, &mut |t| {
+        let eval = t.provenance.files.iter().any(|f| f.path.contains(".eval"));
+        if eval {
+            from_eval.push(t.id.to_string());
+        }
+        all.push(t.id.to_string());
+        Ok(())
+    })
+    .unwrap();
+    assert!(all.len() >= 4 && from_eval.len() >= 2, "enough records to lose one of each kind: {all:?}");
+    // The victims: the first record of a batched file and the second of the streamed log.
+    let harbor = all.iter().find(|i| !from_eval.contains(i)).cloned().unwrap();
+    let inspect = from_eval[1].clone();
+    let mut got = Vec::new();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let summary = coroner::ingest::run_map(
+        &opts,
+        &|t| {
+            let id = t.id.to_string();
+            assert!(id != harbor && id != inspect, "a bug in a later stage");
+            id
+        },
+        &mut |id| {
+            got.push(id);
+            Ok(())
+        },
+    );
+    std::panic::set_hook(prev);
+    let summary = summary.expect("the run goes on");
+    let expected: Vec<String> = all.iter().filter(|i| **i != harbor && **i != inspect).cloned().collect();
+    assert_eq!(got, expected, "every other record, in the same order");
+    assert_eq!(summary.quarantined_records, 2);
+    assert!(summary.is_partial(), "the exit code says records were lost");
+    let msgs: Vec<String> = summary.diagnostics.iter().map(|d| format!("{}: {} / {:?}", d.path, d.message, d.help)).collect();
+    assert_eq!(msgs.iter().filter(|m| m.contains("internal error: a bug in a later stage") && m.contains("a bug in coroner")).count(), 2, "{msgs:#?}");
+    assert!(msgs.iter().any(|m| m.contains("shell-puzzles.eval") && m.contains(&format!("record 1 (task {})", inspect.split('#').next().unwrap()))), "{msgs:#?}");
+}

@@ -306,11 +306,7 @@ pub fn run_map<T: Send>(
             units[start..].iter().take(batch).position(|(_, a, u)| a.streams(u)).map_or((start + batch).min(units.len()), |p| start + p);
         let parsed: Vec<_> = units[start..end]
             .par_iter()
-            .map(|(i, adapter, unit)| {
-                let (trajs, errs, fatal) = parse_unit(*adapter, unit, &ctx);
-                let mapped: Vec<T> = trajs.into_iter().map(map).collect();
-                (*i, *adapter, (mapped, errs, fatal))
-            })
+            .map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx, map)))
             .collect();
         for (i, adapter, (trajs, errs, fatal)) in parsed {
             let n = trajs.len();
@@ -335,24 +331,53 @@ pub fn run_map<T: Send>(
     Ok(summary)
 }
 
-type Parsed = (Vec<Trajectory>, Vec<InputError>, Option<InputError>);
+type Parsed<T> = (Vec<T>, Vec<InputError>, Option<InputError>);
 
-fn parse_unit(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>) -> Parsed {
+fn parse_unit<T>(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>, map: &(dyn Fn(Trajectory) -> T + Sync)) -> Parsed<T> {
     let mut trajs = Vec::new();
     let mut sink = |t: Trajectory| trajs.push(t);
     let mut out = Output::new(&mut sink);
     // A bug in one adapter must cost one file, not the run.
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
-    let errs = std::mem::take(&mut out.diagnostics);
+    let mut errs = std::mem::take(&mut out.diagnostics);
     drop(out);
     let fatal = fatal_of(res, adapter, unit);
     if fatal.is_some() {
         trajs.clear();
     }
-    for (k, t) in trajs.iter_mut().enumerate() {
-        finalize(t, adapter, unit, k, ctx);
+    let mut mapped = Vec::with_capacity(trajs.len());
+    for (k, t) in trajs.into_iter().enumerate() {
+        match finalize_and_map(t, adapter, unit, k, ctx, map) {
+            Ok(x) => mapped.push(x),
+            Err(e) => errs.push(e),
+        }
     }
-    (trajs, errs, fatal)
+    (mapped, errs, fatal)
+}
+
+/// Finalizes one record and runs the caller's stage on it (classify), so that a bug in either
+/// costs that record, with a diagnostic naming its file, and not the run.
+fn finalize_and_map<T>(
+    mut t: Trajectory,
+    adapter: &'static dyn Adapter,
+    unit: &Unit,
+    index: usize,
+    ctx: &Ctx<'_>,
+    map: &(dyn Fn(Trajectory) -> T + Sync),
+) -> Result<T, InputError> {
+    let task = t.task_id.to_string();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        finalize(&mut t, adapter, unit, index, ctx);
+        map(t)
+    }))
+    .map_err(|p| internal_error(&unit.primary.display, &format!("record {index} (task {task}) as {}", adapter.name()), p.as_ref()))
+}
+
+/// A panic caught at a unit's or a record's edge, as the quarantine diagnostic of that input.
+fn internal_error(display: &str, what: &str, payload: &(dyn std::any::Any + Send)) -> InputError {
+    let msg = payload.downcast_ref::<&str>().map(ToString::to_string).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_default();
+    InputError::new(InputErrorKind::Corrupt, display, format!("process {what}: internal error: {msg}"))
+        .with_help("this is a bug in coroner, not in the file; please report it with the file. The rest of the run is unaffected")
 }
 
 type ParseResult = std::thread::Result<Result<(), InputError>>;
@@ -362,17 +387,7 @@ fn fatal_of(res: ParseResult, adapter: &'static dyn Adapter, unit: &Unit) -> Opt
     match res {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
-        Err(p) => {
-            let msg = p.downcast_ref::<&str>().map(ToString::to_string).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-            Some(
-                InputError::new(
-                    InputErrorKind::Corrupt,
-                    &unit.primary.display,
-                    format!("parse as {}: internal error: {msg}", adapter.name()),
-                )
-                .with_help("this is a bug in coroner; please report it with the file"),
-            )
-        }
+        Err(p) => Some(internal_error(&unit.primary.display, &format!("it as {}", adapter.name()), p.as_ref())),
     }
 }
 
@@ -388,38 +403,49 @@ fn stream_unit<T: Send>(
     sink: &mut dyn FnMut(T) -> std::io::Result<()>,
 ) -> Result<(usize, Vec<InputError>, Option<InputError>), IngestError> {
     let mut written = 0usize;
+    let mut emitted = 0usize;
     let mut write_err: Option<std::io::Error> = None;
-    let mut pending: Vec<Trajectory> = Vec::with_capacity(batch);
-    let mut flush = |pending: &mut Vec<Trajectory>, write_err: &mut Option<std::io::Error>| {
-        let mapped: Vec<T> = std::mem::take(pending).into_par_iter().map(map).collect();
+    let mut failed: Vec<InputError> = Vec::new();
+    let mut pending: Vec<(usize, Trajectory)> = Vec::with_capacity(batch);
+    let mut flush = |pending: &mut Vec<(usize, Trajectory)>, write_err: &mut Option<std::io::Error>, failed: &mut Vec<InputError>| {
+        let mapped: Vec<Result<T, InputError>> =
+            std::mem::take(pending).into_par_iter().map(|(k, t)| finalize_and_map(t, adapter, unit, k, ctx, map)).collect();
+        let mut n = 0;
         for x in mapped {
-            if write_err.is_none()
-                && let Err(e) = sink(x)
-            {
-                *write_err = Some(e);
+            match x {
+                Ok(x) => {
+                    n += 1;
+                    if write_err.is_none()
+                        && let Err(e) = sink(x)
+                    {
+                        *write_err = Some(e);
+                    }
+                }
+                Err(e) => failed.push(e),
             }
         }
+        n
     };
-    let mut emit = |mut t: Trajectory| {
+    let mut emit = |t: Trajectory| {
         if write_err.is_some() {
             return;
         }
-        finalize(&mut t, adapter, unit, written, ctx);
-        written += 1;
-        pending.push(t);
+        pending.push((emitted, t));
+        emitted += 1;
         if pending.len() >= batch {
-            flush(&mut pending, &mut write_err);
+            written += flush(&mut pending, &mut write_err, &mut failed);
         }
     };
     let mut out = Output::new(&mut emit);
     // A bug in one adapter must cost one file, not the run.
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
-    let errs = std::mem::take(&mut out.diagnostics);
+    let mut errs = std::mem::take(&mut out.diagnostics);
     drop(out);
-    flush(&mut pending, &mut write_err);
+    written += flush(&mut pending, &mut write_err, &mut failed);
     if let Some(e) = write_err {
         return Err(IngestError::Write(e));
     }
+    errs.extend(failed);
     Ok((written, errs, fatal_of(res, adapter, unit)))
 }
 
