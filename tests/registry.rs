@@ -361,3 +361,26 @@ fn schema_is_current() {
         "schemas/registry.schema.json is stale: rerun with COR_UPDATE_SCHEMAS=1 cargo test --test tests registry::schema"
     );
 }
+
+/// A harness source nested deeper than a thread's stack allows recursion, with a syntax error at
+/// the bottom: the error is found and reported with its place, and the process does not abort.
+#[test]
+fn a_deeply_nested_source_with_an_error_is_diagnosed_without_overflow() {
+    let src = tempdir();
+    let depth = 50_000;
+    std::fs::write(src.path().join("deep.py"), format!("X = {}1 +{}\nTOOLS = [{{\"name\": \"bash\"}}]\n", "[".repeat(depth), "]".repeat(depth)))
+        .expect("write");
+    let path = src.path().to_path_buf();
+    let got = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || {
+            let set = QuerySet::builtin(&[Lang::Python]).expect("built-ins");
+            let opts = ExtractOptions { sources: vec![path], ..ExtractOptions::default() };
+            coroner::registry::extract(&opts, &set).map(|x| x.diagnostics.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    let errors = got.expect("runs");
+    assert!(errors.iter().any(|e| e.contains("deep.py") && e.contains("syntax error")), "{errors:?}");
+}

@@ -764,19 +764,23 @@ fn is_path_object(node: Node<'_>, src: &str, names: &PyNames<'_>) -> bool {
 /// The path an expression names, when it is a literal: `'a.py'`, `Path('a.py')`, or a name
 /// bound to one of these.
 fn py_path(node: Node<'_>, src: &str, names: &PyNames<'_>) -> Option<String> {
-    match node.kind() {
-        "string" => py_string(node, src),
-        "identifier" => names.get(text(node, src)).cloned().flatten(),
-        "call" if is_path_call(node, src) => {
-            let args = node.child_by_field_name("arguments")?;
-            let mut cursor = args.walk();
-            let parts: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
-            match parts.as_slice() {
-                [one] => py_path(*one, src, names),
-                _ => None,
+    // `Path(Path(…))` nests as deep as the (untrusted) command does: a loop, not recursion.
+    let mut node = node;
+    loop {
+        match node.kind() {
+            "string" => return py_string(node, src),
+            "identifier" => return names.get(text(node, src)).cloned().flatten(),
+            "call" if is_path_call(node, src) => {
+                let args = node.child_by_field_name("arguments")?;
+                let mut cursor = args.walk();
+                let parts: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
+                match parts.as_slice() {
+                    [one] => node = *one,
+                    _ => return None,
+                }
             }
+            _ => return None,
         }
-        _ => None,
     }
 }
 
@@ -920,6 +924,17 @@ mod tests {
 
     fn writes(c: &str) -> Vec<String> {
         analyse(c).writes
+    }
+
+    /// `Path(Path(…('a.py')…))` nested far deeper than a thread's stack allows recursion; on a
+    /// 256 KiB stack a recursive walk overflows and aborts the process.
+    #[test]
+    fn deeply_nested_python_paths_do_not_overflow_the_stack() {
+        let depth = 5_000;
+        let cmd = format!("python3 -c \"from pathlib import Path; {}'deep.py'{}.write_text('x')\"", "Path(".repeat(depth), ")".repeat(depth));
+        let got = std::thread::Builder::new().stack_size(256 << 10).spawn(move || analyse(&cmd).writes).unwrap().join();
+        let writes = got.expect("no stack overflow");
+        assert!(writes.is_empty() || writes == ["deep.py"], "{writes:?}");
     }
 
     #[test]

@@ -488,18 +488,31 @@ fn key_names(node: Node, src: &[u8]) -> Vec<String> {
 
 /// The first ERROR or MISSING node, depth first.
 fn first_error(node: Node) -> Option<Node> {
-    if node.is_error() || node.is_missing() {
-        return Some(node);
-    }
+    // A loop, not recursion: the tree is as deep as the (untrusted) source nests, and a stack
+    // overflow aborts the process where no diagnostic can be given.
     let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if (child.has_error() || child.is_missing())
-            && let Some(e) = first_error(child)
-        {
-            return Some(e);
+    loop {
+        let n = cursor.node();
+        if n.is_error() || n.is_missing() {
+            return Some(n);
+        }
+        // Descend only into subtrees that hold an error; otherwise move on to the next sibling,
+        // climbing as far as needed, never above `node`.
+        if n.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return None;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return None;
+            }
         }
     }
-    None
 }
 
 /// Node kinds that make what they contain happen only sometimes.
