@@ -21,6 +21,21 @@ pub fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// The sum of counts read from transcripts (tokens, calls), saturating: a hostile file can hold
+/// `u64::MAX` (a huge float reads as that), and wrapping or a debug-build panic would turn one
+/// record into a wrong total or a lost run.
+pub fn sat_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
+/// Adds a count read from a transcript to a running total that may not have started, saturating
+/// as [`sat_sum`] does.
+pub fn add_count(total: &mut Option<u64>, n: Option<u64>) {
+    if let Some(n) = n {
+        *total = Some(total.unwrap_or(0).saturating_add(n));
+    }
+}
+
 #[must_use]
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))

@@ -175,3 +175,28 @@ fn a_panic_after_parsing_costs_one_record_not_the_run() {
     assert_eq!(msgs.iter().filter(|m| m.contains("internal error: a bug in a later stage") && m.contains("a bug in coroner")).count(), 2, "{msgs:#?}");
     assert!(msgs.iter().any(|m| m.contains("shell-puzzles.eval") && m.contains(&format!("record 1 (task {})", inspect.split('#').next().unwrap()))), "{msgs:#?}");
 }
+
+/// Token counts are the transcript's to choose: two steps and two records of `u64::MAX` each must
+/// saturate in the sums (mechanics, the report's totals), not panic (debug) or wrap (release).
+#[test]
+fn huge_token_counts_saturate_instead_of_overflowing() {
+    let tmp = tempdir();
+    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(samples("invalid/good.trajectory.json")).unwrap()).unwrap();
+    let max = serde_json::json!(u64::MAX);
+    for i in 1..=2 {
+        t["session_id"] = format!("big-{i}").into();
+        for s in t["steps"].as_array_mut().unwrap() {
+            if s["source"] == "agent" {
+                s["metrics"] = serde_json::json!({"prompt_tokens": max, "completion_tokens": max});
+            }
+        }
+        t["final_metrics"] = serde_json::json!({"total_prompt_tokens": max, "total_completion_tokens": max});
+        std::fs::write(tmp.path().join(format!("big-{i}.trajectory.json")), t.to_string()).unwrap();
+    }
+    let out = coroner_in(tmp.path(), &["report", ".", "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&u64::MAX.to_string()), "the totals saturate at u64::MAX: {text}");
+}

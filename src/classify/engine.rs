@@ -390,7 +390,7 @@ fn consumed_limit(t: &Trajectory, m: &Mechanics, limits: &Options) -> Option<Str
     {
         return Some(format!("budget: cost; ${used:.4} of a ${limit:.4} limit"));
     }
-    let tokens = u.prompt_tokens.zip(u.completion_tokens).map(|(p, c)| p + c);
+    let tokens = u.prompt_tokens.zip(u.completion_tokens).map(|(p, c)| p.saturating_add(c));
     if let (Some(limit), Some(used)) = (limits.token_limit, tokens)
         && limit > 0
         && used >= limit

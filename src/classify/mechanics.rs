@@ -94,7 +94,7 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profi
     };
     let step_tokens = |f: fn(&crate::model::Tokens) -> Option<u64>| -> Option<u64> {
         let v: Vec<u64> = t.steps.iter().filter_map(|s| s.tokens.as_ref().and_then(f)).collect();
-        (!v.is_empty()).then(|| v.iter().sum())
+        (!v.is_empty()).then(|| crate::util::sat_sum(v))
     };
     Mechanics {
         steps: n(t.steps.len()),

@@ -137,8 +137,8 @@ fn arm_row(a: &ArmRun) -> ArmRow {
         steps_median: median(vs.iter().map(|v| f64::from(v.mechanics.steps)).collect()),
         wall_seconds_sum: wall,
         wall_seconds_per_task: if tasks.is_empty() { 0.0 } else { wall / tasks.len() as f64 },
-        prompt_tokens: vs.iter().filter_map(|v| v.mechanics.prompt_tokens).sum(),
-        completion_tokens: vs.iter().filter_map(|v| v.mechanics.completion_tokens).sum(),
+        prompt_tokens: crate::util::sat_sum(vs.iter().filter_map(|v| v.mechanics.prompt_tokens)),
+        completion_tokens: crate::util::sat_sum(vs.iter().filter_map(|v| v.mechanics.completion_tokens)),
         cost_usd: vs.iter().filter_map(|v| v.mechanics.cost_usd).sum(),
     }
 }
@@ -213,8 +213,8 @@ fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
         (n.to_string(), n as f64)
     });
     push("unusable replies (format errors)", &|a| {
-        let n: u32 = a.verdicts.iter().map(|v| v.mechanics.format_errors).sum();
-        let r: u32 = a.verdicts.iter().map(|v| v.mechanics.format_recoveries).sum();
+        let n = a.verdicts.iter().map(|v| v.mechanics.format_errors).fold(0u32, u32::saturating_add);
+        let r = a.verdicts.iter().map(|v| v.mechanics.format_recoveries).fold(0u32, u32::saturating_add);
         (format!("{n} ({r} recovered)"), f64::from(n))
     });
     push("silent give-ups", &|a| {
@@ -226,7 +226,7 @@ fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
         (n.to_string(), n as f64)
     });
     push("command timeouts", &|a| {
-        let n: u32 = a.verdicts.iter().map(|v| v.mechanics.command_timeouts).sum();
+        let n = a.verdicts.iter().map(|v| v.mechanics.command_timeouts).fold(0u32, u32::saturating_add);
         (n.to_string(), f64::from(n))
     });
     push("runs that edited test files", &|a| {

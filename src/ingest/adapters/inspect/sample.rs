@@ -397,11 +397,7 @@ fn message_step(msg: &RawMessage, facts: &EventFacts, attachments: &Attachments<
 }
 
 fn usage(t: &mut Trajectory, s: &RawSample<'_>, facts: &EventFacts) {
-    let add = |slot: &mut Option<u64>, v: Option<u64>| {
-        if let Some(v) = v {
-            *slot = Some(slot.unwrap_or(0) + v);
-        }
-    };
+    let add = crate::util::add_count;
     let mut cost: Option<f64> = None;
     for u in s.model_usage.iter().flat_map(|m| m.values()) {
         add(&mut t.usage.prompt_tokens, uint(u.get("input_tokens")));

@@ -135,11 +135,7 @@ fn as_i64(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-fn add(total: &mut Option<u64>, n: Option<u64>) {
-    if let Some(n) = n {
-        *total = Some(total.unwrap_or(0) + n);
-    }
-}
+use crate::util::add_count as add;
 
 /// The call an unpaired error observation is about, read from the harness's templates for a
 /// call it could not dispatch: `Tool X is not registered. (arguments: ...)` (function calling)

@@ -230,8 +230,8 @@ fn record(
     b.finish(&mut t);
     // Usage.
     if !calls.is_empty() {
-        t.usage.prompt_tokens = Some(calls.iter().filter_map(|e| uint(e.payload.get("prompt_tokens"))).sum());
-        t.usage.completion_tokens = Some(calls.iter().filter_map(|e| uint(e.payload.get("completion_tokens"))).sum());
+        t.usage.prompt_tokens = Some(crate::util::sat_sum(calls.iter().filter_map(|e| uint(e.payload.get("prompt_tokens")))));
+        t.usage.completion_tokens = Some(crate::util::sat_sum(calls.iter().filter_map(|e| uint(e.payload.get("completion_tokens")))));
         t.usage.api_calls = Some(calls.len() as u64);
     }
     let consumed = events

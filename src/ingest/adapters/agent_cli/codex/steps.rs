@@ -36,7 +36,7 @@ impl Totals {
     fn observe(&mut self, t: [u64; 4]) {
         if self.seen && t[0] < self.current[0] {
             for (b, c) in self.banked.iter_mut().zip(self.current) {
-                *b += c;
+                *b = b.saturating_add(c);
             }
         }
         self.current = t;
@@ -45,13 +45,13 @@ impl Totals {
 
     pub(super) fn add(&mut self, t: [u64; 4]) {
         for (c, n) in self.current.iter_mut().zip(t) {
-            *c += n;
+            *c = c.saturating_add(n);
         }
         self.seen = true;
     }
 
     fn total(&self) -> Option<[u64; 4]> {
-        self.seen.then(|| [0, 1, 2, 3].map(|i| self.banked[i] + self.current[i]))
+        self.seen.then(|| [0, 1, 2, 3].map(|i| self.banked[i].saturating_add(self.current[i])))
     }
 }
 

@@ -141,12 +141,12 @@ fn read_stats(t: &mut Trajectory, stats: &Value) {
         if t.model.is_none() {
             t.model = Some(name.clone());
         }
-        p += uint(m.pointer("/tokens/prompt")).unwrap_or(0);
-        c += uint(m.pointer("/tokens/candidates")).unwrap_or(0);
-        r += uint(m.pointer("/tokens/thoughts")).unwrap_or(0);
-        k += uint(m.pointer("/tokens/cached")).unwrap_or(0);
-        total += uint(m.pointer("/tokens/total")).unwrap_or(0);
-        calls += uint(m.pointer("/api/totalRequests")).unwrap_or(0);
+        p = p.saturating_add(uint(m.pointer("/tokens/prompt")).unwrap_or(0));
+        c = c.saturating_add(uint(m.pointer("/tokens/candidates")).unwrap_or(0));
+        r = r.saturating_add(uint(m.pointer("/tokens/thoughts")).unwrap_or(0));
+        k = k.saturating_add(uint(m.pointer("/tokens/cached")).unwrap_or(0));
+        total = total.saturating_add(uint(m.pointer("/tokens/total")).unwrap_or(0));
+        calls = calls.saturating_add(uint(m.pointer("/api/totalRequests")).unwrap_or(0));
     }
     if any {
         t.usage.prompt_tokens = Some(p);

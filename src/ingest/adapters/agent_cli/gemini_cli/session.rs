@@ -155,7 +155,7 @@ fn build(t: &mut Trajectory, msgs: &[(RawMessage, Option<SourceSpan>)]) {
     }
     b.finish(t);
     if t.steps.iter().any(|s| s.tokens.is_some()) {
-        let sum = |f: fn(&Tokens) -> Option<u64>| t.steps.iter().filter_map(|s| s.tokens.as_ref()).filter_map(f).sum::<u64>();
+        let sum = |f: fn(&Tokens) -> Option<u64>| crate::util::sat_sum(t.steps.iter().filter_map(|s| s.tokens.as_ref()).filter_map(f));
         t.usage.prompt_tokens = Some(sum(|k| k.prompt));
         t.usage.completion_tokens = Some(sum(|k| k.completion));
         t.usage.reasoning_tokens = Some(sum(|k| k.reasoning));

@@ -121,11 +121,7 @@ pub fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Sourc
 
 /// Adds one call's token counts to the run's.
 pub fn sum_usage(u: &mut Usage, k: Option<&Tokens>) {
-    fn add(total: &mut Option<u64>, n: Option<u64>) {
-        if let Some(n) = n {
-            *total = Some(total.unwrap_or(0) + n);
-        }
-    }
+    use crate::util::add_count as add;
     let Some(k) = k else { return };
     add(&mut u.prompt_tokens, k.prompt);
     add(&mut u.completion_tokens, k.completion);
