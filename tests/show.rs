@@ -221,3 +221,17 @@ fn a_trajectory_is_chosen_by_id_task_index_or_file_hash() {
     let body = |s: &str| s.lines().filter(|l| l.starts_with("▶") || l.starts_with("┃")).map(String::from).collect::<Vec<_>>();
     assert_eq!(body(&from_jsonl), body(&by_id));
 }
+
+/// `show` over a directory where one input is quarantined still shows the trajectory it found,
+/// but its exit code says an input was lost (the one shown may not be the one meant).
+#[test]
+fn show_exits_3_when_an_input_beside_it_was_quarantined() {
+    let tmp = tempdir();
+    std::fs::copy(samples("invalid/good.trajectory.json"), tmp.path().join("good.trajectory.json")).unwrap();
+    std::fs::copy(samples("invalid/truncated.trajectory.json"), tmp.path().join("truncated.trajectory.json")).unwrap();
+    let r = coroner(&["show", &tmp.path().display().to_string()]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(3), "{err}");
+    assert!(String::from_utf8_lossy(&r.stdout).contains("good.trajectory.json"), "the good one is shown");
+    assert!(err.contains("were quarantined"), "{err}");
+}

@@ -95,5 +95,6 @@ pub fn run(a: &ShowArgs) -> Result<Done, CliError> {
             sanitize::terminal(&path)
         ));
     }
-    Ok(Done::Success)
+    // What is shown may be the wrong trajectory, or one of several, when inputs were lost.
+    Ok(Done::partial_if(summary.is_partial()))
 }
