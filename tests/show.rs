@@ -4,7 +4,7 @@
 use coroner::rules::Rules;
 use coroner::spotcheck::render::{Format, ShowOptions, render};
 
-use crate::common::{classified, coroner, samples, tempdir};
+use crate::common::{classified, coroner, root, samples, tempdir};
 
 const HOSTILE: &str = "hostile/hostile__h0st1le";
 
@@ -110,7 +110,9 @@ fn colour_is_the_only_escape_and_only_when_asked() {
     for step in [None, Some(1), Some(3)] {
         let plain = render(t, v, &ShowOptions { step, ..ShowOptions::default() }).unwrap();
         assert_inert(plain.as_bytes(), "no colour");
-        let coloured = render(t, v, &ShowOptions { color: true, step, ..ShowOptions::default() }).unwrap();
+        // Colour is asked for with markers; only the output path turns them into escapes.
+        let coloured = coroner::report::sanitize::emit(&render(t, v, &ShowOptions { color: true, step, ..ShowOptions::default() }).unwrap())
+            .into_owned();
         // The evidence (step 3) is in view unless --step 1 hides it.
         assert_eq!(coloured.contains("\x1b[1;33m▶\x1b[0m"), step != Some(1), "the margin mark is coloured");
         assert!(coloured.contains("\x1b[1m"));
@@ -234,4 +236,51 @@ fn show_exits_3_when_an_input_beside_it_was_quarantined() {
     assert_eq!(r.status.code(), Some(3), "{err}");
     assert!(String::from_utf8_lossy(&r.stdout).contains("good.trajectory.json"), "the good one is shown");
     assert!(err.contains("were quarantined"), "{err}");
+}
+
+/// Every command prints through one sanitizing path: `compare` (text and Markdown) and
+/// `registry diff` quote task ids, arm names and tool names from transcripts.
+#[test]
+fn compare_and_registry_diff_cannot_drive_the_terminal() {
+    let tmp = tempdir();
+    let copy = |arm: &str, tool: &str| {
+        let dst = tmp.path().join(arm).join("hostile__h0st1le");
+        std::fs::create_dir_all(dst.join("agent")).unwrap();
+        std::fs::copy(samples(HOSTILE).join("result.json"), dst.join("result.json")).unwrap();
+        let mut t = hostile_json();
+        t["steps"][1]["tool_calls"][0]["function_name"] = tool.into();
+        std::fs::write(dst.join("agent/trajectory.json"), t.to_string()).unwrap();
+    };
+    copy("a", "bash_command");
+    copy("b", "rm\u{1b}]0;tool-title\u{7}\u{9b}2J<img src=x>|");
+    let (a, b) = (format!("evil\u{1b}[2J<b>x</b>|={}", tmp.path().join("a").display()), format!("b={}", tmp.path().join("b").display()));
+    for format in ["table", "markdown", "json"] {
+        let r = coroner(&["compare", "evil\u{1b}[2J<b>x</b>|", "b", "--arm", &a, "--arm", &b, "--format", format]);
+        assert!(matches!(r.status.code(), Some(0 | 3)), "{format}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_inert(&r.stdout, &format!("compare --format {format}"));
+        assert_inert(&r.stderr, &format!("compare --format {format} stderr"));
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.contains("evil"), "{format}: the hostile arm name is shown: {out}");
+        if format == "markdown" {
+            assert!(!out.contains("<b>") && !out.contains("<img") && out.contains("&lt;b&gt;"), "escaped for Markdown: {out}");
+        }
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&out).expect("still JSON");
+            assert!(v.to_string().contains('\u{1b}') || v["a"].as_str().is_some_and(|s| s.contains('\u{1b}')), "JSON keeps the text: {v}");
+        }
+    }
+    let reg = root().join("samples/registries/tau-bench-retail.registry.json");
+    for json in [false, true] {
+        let mut args = vec!["registry", "diff"];
+        let (r_s, b_s) = (reg.display().to_string(), tmp.path().join("b").display().to_string());
+        args.extend([r_s.as_str(), b_s.as_str()]);
+        if json {
+            args.push("--json");
+        }
+        let r = coroner(&args);
+        assert!(matches!(r.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&r.stderr));
+        assert_inert(&r.stdout, &format!("registry diff json={json}"));
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.contains("tool-title"), "the hostile tool name is shown, inert: {out}");
+    }
 }

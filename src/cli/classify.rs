@@ -137,7 +137,7 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
             let f = std::fs::File::create(p).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?;
             Some(std::io::BufWriter::new(Box::new(f)))
         }
-        (None, _) => Some(std::io::BufWriter::new(Box::new(std::io::stdout()))),
+        (None, _) => Some(std::io::BufWriter::new(Box::new(super::output::json_stdout()))),
     };
     let mut kept: Vec<Verdict> = Vec::new();
     let mut tally = Tally::default();

@@ -59,7 +59,7 @@ pub fn run(a: &CompareArgs) -> Result<Done, CliError> {
     let text = match a.format {
         ReportFormat::Table => crate::report::compare::render(&c, false),
         ReportFormat::Markdown => crate::report::compare::render(&c, true),
-        ReportFormat::Json => serde_json::to_string_pretty(&c).unwrap_or_default() + "\n",
+        ReportFormat::Json => super::output::json_text(&c),
     };
     super::output::print_stdout(&text).map_err(|e| CliError::write("the comparison", e))?;
     Ok(Done::partial_if(run.quarantined() > 0))

@@ -71,9 +71,11 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         super::output::print_stdout(&formats_table()).map_err(|e| CliError::write("the formats", e))?;
         return Ok(Done::Success);
     }
-    let mut writer = TrajectoryWriter::create(a.output.as_deref()).map_err(|e| {
-        CliError::io(format!("failed to create {}: {e}", a.output.as_deref().unwrap_or(std::path::Path::new("-")).display()))
-    })?;
+    let mut writer = match a.output.as_deref() {
+        None => TrajectoryWriter::jsonl(Box::new(super::output::json_stdout())),
+        Some(p) if p.as_os_str() == "-" => TrajectoryWriter::jsonl(Box::new(super::output::json_stdout())),
+        Some(p) => TrajectoryWriter::create(Some(p)).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?,
+    };
     let rules = crate::rules::Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), harness: None };
     let mut broken_pipe = false;

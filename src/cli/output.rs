@@ -1,17 +1,19 @@
 //! Printing for the CLI: results to stdout, diagnostics and notes to stderr, colour only on a
 //! terminal. Errors come here only through `CliError::render`, once, from `cli::run`.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-/// Prints one diagnostic to stderr the way miette renders it.
+/// Prints one diagnostic to stderr the way miette renders it, without colour: its messages,
+/// labels and source excerpts quote transcripts, and the whole rendering goes through the same
+/// sanitizing path as every other output, which miette's own escape sequences would not survive.
 pub fn print_diagnostic(d: &dyn miette::Diagnostic) {
-    let theme = if std::io::stderr().is_terminal() { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
-    let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor()).with_width(100);
     let mut s = String::new();
     if handler.render_report(&mut s, d).is_err() {
         s = d.to_string();
     }
-    let _ = writeln!(std::io::stderr().lock(), "{s}");
+    s.push('\n');
+    print_stderr(&s);
 }
 
 /// Prints the soft diagnostics of a run (inputs quarantined or skipped) as they were found:
@@ -42,18 +44,72 @@ pub fn warning(text: &str) {
     print_stderr(&format!("warning: {text}\n"));
 }
 
-/// Prints a summary or progress text to stderr as is; a closed stderr is ignored.
+/// Prints a summary or progress text to stderr, sanitized; a closed stderr is ignored.
 pub fn print_stderr(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    let _ = std::io::stderr().lock().write_all(crate::report::sanitize::emit(text).as_bytes());
 }
 
-/// Prints to stdout; a closed pipe (`| head`) is success.
+/// stdout for JSON lines: every complete UTF-8 run written goes through
+/// [`crate::report::sanitize::json`], so a record's text cannot drive a terminal and still reads
+/// back the same; an incomplete character at the end of one write waits for the next.
+pub struct JsonStdout {
+    out: std::io::Stdout,
+    pending: Vec<u8>,
+}
+
+/// [`JsonStdout`] for a command's JSON lines.
+#[must_use]
+pub fn json_stdout() -> JsonStdout {
+    JsonStdout { out: std::io::stdout(), pending: Vec::new() }
+}
+
+impl Write for JsonStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let (valid, rest) = match std::str::from_utf8(&self.pending) {
+            Ok(s) => (s.len(), false),
+            Err(e) if e.error_len().is_none() => (e.valid_up_to(), true),
+            // Not UTF-8 (serde_json never writes that): passed on as it is.
+            Err(_) => (self.pending.len(), false),
+        };
+        let head = &self.pending[..valid];
+        match std::str::from_utf8(head) {
+            Ok(s) => self.out.write_all(crate::report::sanitize::json(s).as_bytes())?,
+            Err(_) => self.out.write_all(head)?,
+        }
+        if rest {
+            self.pending.drain(..valid);
+        } else {
+            self.pending.clear();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let p = std::mem::take(&mut self.pending);
+            self.out.write_all(&p)?;
+        }
+        self.out.flush()
+    }
+}
+
+/// A value as pretty JSON for stdout, with a newline, made terminal-safe by
+/// [`crate::report::sanitize::json`] without changing what it says.
+pub fn json_text<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    crate::report::sanitize::json(&text).into_owned() + "\n"
+}
+
+/// Prints to stdout, sanitized (the one path every command's output takes: no byte from a
+/// transcript reaches the terminal as a control); a closed pipe (`| head`) is success. JSON is
+/// made safe before it gets here, by [`crate::report::sanitize::json`], which keeps its meaning.
 ///
 /// # Errors
 /// Any other write failure.
 pub fn print_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match out.write_all(crate::report::sanitize::emit(text).as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r,
     }

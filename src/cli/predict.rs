@@ -313,7 +313,7 @@ fn check(a: &CheckArgs) -> Result<Done, CliError> {
     let text = match a.format {
         ReportFormat::Table => predict::render::terminal(&report, fit()),
         ReportFormat::Markdown => predict::render::markdown(&report),
-        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        ReportFormat::Json => super::output::json_text(&report),
     };
     super::output::print_stdout(&text).map_err(|e| CliError::io(format!("failed to print the check: {e}")))?;
     for (path, body) in [(&a.markdown, predict::render::markdown(&report)), (&a.junit, predict::junit::junit(&report))] {

@@ -192,14 +192,14 @@ fn run_diff(a: &DiffArgs) -> Result<Done, CliError> {
     .map_err(CliError::invalid)?;
     super::output::print_diagnostics(&summary.diagnostics);
     let report = crate::registry::diff(&registry, &trajectories, a.version.as_deref());
-    let text = if a.json { serde_json::to_string_pretty(&report).unwrap_or_default() + "\n" } else { render_diff(&report) };
+    let text = if a.json { super::output::json_text(&report) } else { render_diff(&report) };
     super::output::print_stdout(&text).map_err(|e| CliError::write("the output", e))?;
     Ok(Done::partial_if(summary.is_partial()))
 }
 
 /// Writes `registry.json` (pretty, with a final newline) to `path` or stdout.
 fn write_registry(r: &Registry, path: Option<&Path>) -> Result<(), CliError> {
-    let json = serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
+    let json = super::output::json_text(r);
     match path {
         Some(p) if p != Path::new("-") => std::fs::write(p, json).map_err(|e| CliError::write(p.display(), e)),
         _ => super::output::print_stdout(&json).map_err(|e| CliError::write("the output", e)),
@@ -211,11 +211,13 @@ fn write_registry(r: &Registry, path: Option<&Path>) -> Result<(), CliError> {
 #[must_use]
 pub fn render_diff(r: &DiffReport) -> String {
     use comfy_table::{Table, presets};
+    // Tool names and versions come from transcripts: made inert before the table measures them.
+    let safe = |x: &str| crate::report::sanitize::terminal(x).into_owned();
     let mut out = format!(
         "registry {} ({} tools offered{}, sha256 {}) vs {} trajectories, {} calls\n",
-        r.harness,
+        safe(&r.harness),
         r.offered,
-        r.version.as_ref().map(|v| format!(", version {v}")).unwrap_or_default(),
+        r.version.as_ref().map(|v| format!(", version {}", safe(v))).unwrap_or_default(),
         r.registry_sha256.get(..12).unwrap_or(&r.registry_sha256),
         r.trajectories,
         r.calls
@@ -225,13 +227,13 @@ pub fn render_diff(r: &DiffReport) -> String {
     t.set_header(["tool", "registry", "calls", "ok", "errors", "rejected", "unanswered", "verdict"]);
     for a in &r.absent {
         let note = match (a.verdict, &a.near_miss, &a.namespace) {
-            (Verdict::Dynamic, _, Some(ns)) => format!("dynamic ({ns})"),
-            (v, Some(nm), _) => format!("{} (near {nm})", v.as_str()),
+            (Verdict::Dynamic, _, Some(ns)) => format!("dynamic ({})", safe(ns)),
+            (v, Some(nm), _) => format!("{} (near {})", v.as_str(), safe(nm)),
             (v, _, _) => v.as_str().to_string(),
         };
         let u = &a.usage;
         t.add_row([
-            u.name.clone(),
+            safe(&u.name),
             "absent".into(),
             u.calls.to_string(),
             u.ok.to_string(),
@@ -243,7 +245,7 @@ pub fn render_diff(r: &DiffReport) -> String {
     }
     for u in &r.exercised {
         t.add_row([
-            u.name.clone(),
+            safe(&u.name),
             "offered".into(),
             u.calls.to_string(),
             u.ok.to_string(),
@@ -254,7 +256,7 @@ pub fn render_diff(r: &DiffReport) -> String {
         ]);
     }
     for n in &r.unused {
-        t.add_row([n.clone(), "offered".into(), "0".into(), String::new(), String::new(), String::new(), String::new(), "unused".into()]);
+        t.add_row([safe(n), "offered".into(), "0".into(), String::new(), String::new(), String::new(), String::new(), "unused".into()]);
     }
     out.push_str(&t.to_string());
     out.push('\n');
@@ -277,14 +279,14 @@ pub fn render_diff(r: &DiffReport) -> String {
         t.set_header(["tool", "declared by transcripts", "source registry", "note"]);
         for x in &d.declared_only {
             let note = match (&x.near_miss, &x.namespace) {
-                (_, Some(ns)) => format!("dynamic ({ns})"),
-                (Some(nm), _) => format!("near {nm}"),
+                (_, Some(ns)) => format!("dynamic ({})", safe(ns)),
+                (Some(nm), _) => format!("near {}", safe(nm)),
                 _ => "registry_suspect".into(),
             };
-            t.add_row([x.name.clone(), x.trajectories.to_string(), "absent".into(), note]);
+            t.add_row([safe(&x.name), x.trajectories.to_string(), "absent".into(), note]);
         }
         for n in &d.source_only {
-            t.add_row([n.clone(), "0".into(), "offered".into(), "not declared at run time".into()]);
+            t.add_row([safe(n), "0".into(), "offered".into(), "not declared at run time".into()]);
         }
         if !d.declared_only.is_empty() || !d.source_only.is_empty() {
             out.push_str(&t.to_string());

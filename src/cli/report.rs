@@ -119,7 +119,7 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
             crate::report::render::terminal(&report, fit)
         }
         ReportFormat::Markdown => crate::report::render::markdown(&report),
-        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        ReportFormat::Json => super::output::json_text(&report),
     };
     super::output::print_stdout(&text).map_err(|e| CliError::write("the report", e))?;
     if let Some(dir) = &a.out {

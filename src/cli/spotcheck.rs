@@ -268,7 +268,7 @@ fn run_score(a: &ScoreArgs) -> Result<Done, CliError> {
     let text = match a.format {
         ScoreFormat::Table => score::render_table(&s),
         ScoreFormat::Markdown => score::render_markdown(&s),
-        ScoreFormat::Json => serde_json::to_string_pretty(&s).unwrap_or_default() + "\n",
+        ScoreFormat::Json => super::output::json_text(&s),
     };
     print_out(&text)?;
     Ok(Done::Success)
@@ -285,7 +285,7 @@ fn run_audit(a: &AuditArgs) -> Result<Done, CliError> {
     let report = audit::audit(&rows, &facts, &Vocabulary::new(&c.rules.taxonomy.precedence));
     let text = match a.format {
         AuditFormat::Text => audit::render_text(&report),
-        AuditFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        AuditFormat::Json => super::output::json_text(&report),
     };
     print_out(&text)?;
     Ok(if report.is_clean() { Done::partial_if(partial) } else { Done::Gate })

@@ -53,6 +53,12 @@ impl TrajectoryWriter {
         matches!(self, Self::Jsonl(_))
     }
 
+    /// JSON lines to `w` (the CLI's stdout, which sanitizes what passes).
+    #[must_use]
+    pub fn jsonl(w: Box<dyn Write + Send>) -> Self {
+        Self::Jsonl(BufWriter::new(w))
+    }
+
     /// Writes one record already serialized as JSON, without its newline.
     ///
     /// # Errors

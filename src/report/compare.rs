@@ -245,12 +245,17 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
     use std::fmt::Write as _;
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
     let pp = |x: f64| format!("{:+.1} pp", 100.0 * x);
+    // Arm names, task ids and labels come from transcripts: escaped for Markdown here; the
+    // terminal text is sanitized on its way out (`cli::output`).
+    let esc = |x: &str| if markdown { super::sanitize::markdown_line(x) } else { x.to_string() };
+    let list = |xs: &[String]| xs.iter().map(|x| esc(x)).collect::<Vec<_>>().join(", ");
+    let (ca, cb) = (esc(&c.a), esc(&c.b));
     let mut out = String::new();
     let b = if markdown { "**" } else { "" };
-    let _ = writeln!(out, "{b}{} vs {}: {}{b}", c.a, c.b, c.verdict);
+    let _ = writeln!(out, "{b}{ca} vs {cb}: {}{b}", esc(&c.verdict));
     let _ = writeln!(out);
     let li = if markdown { "- " } else { "  " };
-    for (name, passed, n, rate) in [(&c.a, c.a_passed, c.n_a, &c.a_rate), (&c.b, c.b_passed, c.n_b, &c.b_rate)] {
+    for (name, passed, n, rate) in [(&ca, c.a_passed, c.n_a, &c.a_rate), (&cb, c.b_passed, c.n_b, &c.b_rate)] {
         let (est, lo, hi) = (pct(rate.estimate), pct(rate.interval.lo), pct(rate.interval.hi));
         let _ = writeln!(out, "{li}{name}: {passed}/{n} passed, {est} [{lo}, {hi}]");
     }
@@ -308,11 +313,11 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
             out,
             "{li}flipped tasks: {} passed only in {} ({}), {} only in {} ({})",
             c.only_a.len(),
-            c.a,
-            c.only_a.join(", "),
+            ca,
+            list(&c.only_a),
             c.only_b.len(),
-            c.b,
-            c.only_b.join(", ")
+            cb,
+            list(&c.only_b)
         );
         let _ = writeln!(
             out,
@@ -320,25 +325,25 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
             c.only_a.len() + c.only_b.len()
         );
         if !c.excluded_infrastructure.is_empty() {
-            let _ = writeln!(out, "{li}left out (infrastructure failure in an arm): {}", c.excluded_infrastructure.join(", "));
+            let _ = writeln!(out, "{li}left out (infrastructure failure in an arm): {}", list(&c.excluded_infrastructure));
         }
         if !c.one_arm_only.is_empty() {
-            let _ = writeln!(out, "{li}left out (run by one arm only): {}", c.one_arm_only.join(", "));
+            let _ = writeln!(out, "{li}left out (run by one arm only): {}", list(&c.one_arm_only));
         }
         if !c.transitions.is_empty() {
-            let _ = writeln!(out, "\n{b}Per-task transitions ({} → {}){b}", c.a, c.b);
+            let _ = writeln!(out, "\n{b}Per-task transitions ({ca} → {cb}){b}");
             for (t, tasks) in &c.transitions {
-                let _ = writeln!(out, "{li}{t}: {} ({})", tasks.len(), tasks.join(", "));
+                let _ = writeln!(out, "{li}{}: {} ({})", esc(t), tasks.len(), list(tasks));
             }
         }
     }
     if !c.classes.is_empty() {
-        let _ = writeln!(out, "\n{b}Failure classes (share of model failures, difference {} − {}){b}", c.a, c.b);
+        let _ = writeln!(out, "\n{b}Failure classes (share of model failures, difference {ca} − {cb}){b}");
         for k in &c.classes {
             let _ = writeln!(
                 out,
                 "{li}{}: {} vs {}, {} (95% CI {} to {})",
-                k.class,
+                esc(&k.class),
                 pct(k.a.rate.estimate),
                 pct(k.b.rate.estimate),
                 pp(k.difference.estimate),

@@ -6,8 +6,80 @@
 //! reviewer's terminal. Every byte that can start or continue a control function is replaced
 //! by a visible stand-in, so the sequence is shown as inert text instead of being obeyed;
 //! nothing is dropped, because a reviewer should see that a transcript tried.
+//!
+//! Every command prints through [`emit`] (`cli::output`), so a renderer that forgets to sanitize
+//! a field still cannot drive the terminal. Colour is asked for with [`style`] markers, which
+//! only [`emit`] turns into escape sequences; text from a transcript cannot carry one (its
+//! markers are made visible like any other control).
 
 use std::borrow::Cow;
+
+/// Styles a renderer may ask for. They are characters of Unicode's private use area, which
+/// [`terminal`] makes visible in untrusted text, so only the renderer's own survive to [`emit`].
+pub mod style {
+    pub const RESET: &str = "\u{E000}";
+    pub const BOLD: &str = "\u{E001}";
+    pub const DIM: &str = "\u{E002}";
+    pub const YELLOW: &str = "\u{E003}";
+    pub const BOLD_YELLOW: &str = "\u{E004}";
+    pub const RED: &str = "\u{E005}";
+    /// The marker range, all of it reserved.
+    pub(super) const RANGE: std::ops::RangeInclusive<u32> = 0xE000..=0xE00F;
+
+    /// The escape sequence a marker stands for.
+    pub(super) fn ansi(c: char) -> &'static str {
+        match u32::from(c) {
+            0xE000 => "\x1b[0m",
+            0xE001 => "\x1b[1m",
+            0xE002 => "\x1b[2m",
+            0xE003 => "\x1b[33m",
+            0xE004 => "\x1b[1;33m",
+            0xE005 => "\x1b[31m",
+            _ => "",
+        }
+    }
+}
+
+/// Text as it goes to stdout or stderr: [`terminal`], except that [`style`] markers become
+/// their escape sequences. The one path every command prints through.
+#[must_use]
+pub fn emit(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            continue;
+        }
+        if style::RANGE.contains(&u32::from(c)) {
+            out.push_str(style::ansi(c));
+        } else {
+            push_visible(&mut out, c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text made safe for a terminal without changing what it means: every character
+/// [`terminal`] would replace (they can only occur inside JSON strings; serde_json already
+/// escapes C0) is written as a `\uXXXX` escape, so a parser reads back the same string.
+#[must_use]
+pub fn json(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\r' && needs_escape(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if c != '\r' && needs_escape(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// Text safe to write to a terminal.
 ///
@@ -19,6 +91,7 @@ use std::borrow::Cow;
 ///   `␛` and their 7-bit equivalent (U+009B → `␛[`), which is what they mean.
 /// - Bidirectional embedding, override and isolate characters (U+202A–U+202E,
 ///   U+2066–U+2069), which reorder what is displayed (Trojan Source), become `<U+202E>`.
+/// - The [`style`] markers (U+E000–U+E00F) become `<U+E001>`, so a transcript cannot colour.
 ///
 /// Since every ANSI CSI, OSC (window title, hyperlink), DCS, APC/PM/SOS and other ESC
 /// sequence needs an ESC or a C1 introducer, none of them survives. Returns the input
@@ -41,7 +114,7 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
 
 fn needs_escape(c: char) -> bool {
     let u = u32::from(c);
-    (u < 0x20 && c != '\n' && c != '\t') || (0x7f..=0x9f).contains(&u) || is_bidi_control(c)
+    (u < 0x20 && c != '\n' && c != '\t') || (0x7f..=0x9f).contains(&u) || is_bidi_control(c) || style::RANGE.contains(&u)
 }
 
 fn is_bidi_control(c: char) -> bool {
@@ -160,6 +233,24 @@ mod tests {
             assert_eq!(got, want, "{raw:?}");
             assert!(!got.chars().any(needs_escape), "{got:?}");
         }
+    }
+
+    #[test]
+    fn only_a_renderers_markers_become_colour() {
+        let untrusted = format!("a{}b\x1b[31mc", style::RED);
+        let painted = format!("{}{}{}", style::BOLD, terminal(&untrusted), style::RESET);
+        assert_eq!(emit(&painted), "\x1b[1ma<U+E005>b␛[31mc\x1b[0m");
+        assert_eq!(emit("plain\r\n"), "plain\n");
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_and_loses_its_controls() {
+        let v = serde_json::json!({"t": "x\u{9b}2J\u{202e}y\u{7f}\u{1b}[0m\u{E001}"});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let safe = json(&text);
+        assert!(!safe.chars().any(needs_escape), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -346,12 +346,7 @@ struct Text<'a> {
     by_step: &'a BTreeMap<u32, Vec<&'a Evidence>>,
 }
 
-const BOLD_YELLOW: &str = "\x1b[1;33m";
-const YELLOW: &str = "\x1b[33m";
-const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
-const RED: &str = "\x1b[31m";
-const RESET: &str = "\x1b[0m";
+use sanitize::style::{BOLD, BOLD_YELLOW, DIM, RED, RESET, YELLOW};
 
 impl Text<'_> {
     fn paint(&self, code: &str, s: &str) -> String {
