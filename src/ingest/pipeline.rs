@@ -96,6 +96,28 @@ pub enum IngestError {
 /// Batch size of the ordered parallel parse, per thread.
 const BATCH_PER_THREAD: usize = 8;
 
+/// Bytes of input parsed at once across all threads. Files of a batch are parsed together and
+/// their trajectories held until the batch is written, so a count of files alone would let
+/// threads × 8 files of up to 1 GiB each be in memory; a file larger than this is parsed alone,
+/// so memory stays bounded by the largest single input.
+const IN_FLIGHT_BYTES: u64 = 256 << 20;
+
+/// Where the batch that starts at `start` ends: at most `max_units` units, and no more bytes
+/// than `budget` unless the first unit alone exceeds it; never empty.
+fn batch_end(sizes: &[u64], start: usize, max_units: usize, budget: u64) -> usize {
+    let mut bytes = 0u64;
+    let mut end = start;
+    while end < sizes.len() && end - start < max_units {
+        let next = bytes.saturating_add(sizes[end]);
+        if end > start && next > budget {
+            break;
+        }
+        bytes = next;
+        end += 1;
+    }
+    end.max((start + 1).min(sizes.len()))
+}
+
 /// Runs ingest, handing every trajectory to `sink` in a deterministic order.
 ///
 /// # Errors
@@ -133,16 +155,16 @@ pub fn run_map<T: Send>(
     }
 
     // Detect every file (parallel, ordered).
-    let detected: Vec<(FileEntry, Detected)> = files
+    let (detected, sizes): (Vec<(FileEntry, Detected)>, Vec<u64>) = files
         .into_par_iter()
         .map(|f| {
-            let d = match Probe::read(&f.path) {
-                Ok(p) => detect(&p, &f.display, all, forced),
-                Err(e) => Detected::Quarantine(super::source::io_error(&f.display, &e)),
+            let (d, size) = match Probe::read(&f.path) {
+                Ok(p) => (detect(&p, &f.display, all, forced), p.size),
+                Err(e) => (Detected::Quarantine(super::source::io_error(&f.display, &e)), 0),
             };
-            (f, d)
+            ((f, d), size)
         })
-        .collect();
+        .unzip();
     let fileset: FileSet = detected
         .iter()
         .map(|(f, d)| match d {
@@ -293,6 +315,13 @@ pub fn run_map<T: Send>(
             }
         }
     };
+    let unit_bytes: Vec<u64> = units
+        .iter()
+        .map(|(i, _, u)| {
+            let companions = u.companions.iter().filter_map(|c| index_of.get(&c.path)).map(|&c| sizes[c]);
+            crate::util::sat_sum(std::iter::once(sizes[*i]).chain(companions))
+        })
+        .collect();
     let mut start = 0;
     while start < units.len() {
         let (i, adapter, unit) = &units[start];
@@ -302,8 +331,8 @@ pub fn run_map<T: Send>(
             start += 1;
             continue;
         }
-        let end =
-            units[start..].iter().take(batch).position(|(_, a, u)| a.streams(u)).map_or((start + batch).min(units.len()), |p| start + p);
+        let by_budget = batch_end(&unit_bytes, start, batch, IN_FLIGHT_BYTES);
+        let end = units[start..by_budget].iter().position(|(_, a, u)| a.streams(u)).map_or(by_budget, |p| start + p);
         let parsed: Vec<_> = units[start..end]
             .par_iter()
             .map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx, map)))
@@ -589,5 +618,27 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
 pub fn push_file(t: &mut Trajectory, f: &crate::model::SourceFile) {
     if !t.provenance.files.iter().any(|x| x.path == f.path && x.role == f.role) {
         t.provenance.files.push(f.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_end;
+
+    #[test]
+    fn batches_are_bounded_by_bytes_as_well_as_by_count() {
+        const M: u64 = 1 << 20;
+        // Small files: the count decides.
+        let small = vec![M; 40];
+        assert_eq!(batch_end(&small, 0, 16, 256 * M), 16);
+        assert_eq!(batch_end(&small, 32, 16, 256 * M), 40);
+        // Large files: the bytes decide, and one over the budget goes alone.
+        let large = [200 * M, 100 * M, 50 * M, 900 * M, 10 * M, u64::MAX];
+        assert_eq!(batch_end(&large, 0, 16, 256 * M), 1);
+        assert_eq!(batch_end(&large, 1, 16, 256 * M), 3);
+        assert_eq!(batch_end(&large, 3, 16, 256 * M), 4, "alone, never empty");
+        assert_eq!(batch_end(&large, 4, 16, 256 * M), 5);
+        assert_eq!(batch_end(&large, 5, 16, 256 * M), 6);
+        assert_eq!(batch_end(&large, 6, 16, 256 * M), 6, "nothing left");
     }
 }
