@@ -36,6 +36,38 @@ pub fn add_count(total: &mut Option<u64>, n: Option<u64>) {
     }
 }
 
+/// The deepest flow nesting (`[`, `{`) a YAML input may have. serde_yaml_ng refuses anything
+/// deeper than 128 levels anyway, but only after libyaml's scanner has run over it, and that
+/// scanner is quadratic in the nesting (`yaml_parser_stale_simple_keys`): 200,000 brackets take
+/// minutes. Checked first, the same inputs are refused at once.
+pub const YAML_MAX_DEPTH: usize = 128;
+
+/// The byte offset at which `text` nests flow collections deeper than [`YAML_MAX_DEPTH`], by a
+/// lexical count that skips quoted scalars and comments; None when it does not.
+#[must_use]
+pub fn yaml_too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut quote, mut comment, mut prev) = (0usize, None::<u8>, false, b'\n');
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        match (quote, b) {
+            _ if comment => comment = b != b'\n',
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') if matches!(prev, b' ' | b'\t' | b'\n' | b'[' | b'{' | b',' | b':') => quote = Some(b),
+            (None, b'#') if matches!(prev, b' ' | b'\t' | b'\n') => comment = true,
+            (None, b'[' | b'{') => {
+                depth += 1;
+                if depth > YAML_MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            (None, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prev = b;
+    }
+    None
+}
+
 #[must_use]
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -83,5 +115,15 @@ mod tests {
         assert_eq!(snake(&crate::model::Budget::WallTime), "wall_time");
         assert_eq!(hex(&[0, 255]), "00ff");
         assert_eq!(display_path(Path::new("a/b")), "a/b");
+    }
+
+    #[test]
+    fn yaml_depth_counts_flow_brackets_outside_quotes_and_comments() {
+        let deep = |n: usize| format!("k: {}{}\n", "[".repeat(n), "]".repeat(n));
+        assert_eq!(yaml_too_deep(&deep(128)), None);
+        assert_eq!(yaml_too_deep(&deep(129)), Some(3 + 128));
+        let noise = format!("a: \"{}\"\nb: '{}' # {}\nc: it's [1, {{x: 2}}]\n", "[".repeat(500), "{".repeat(500), "[".repeat(500));
+        assert_eq!(yaml_too_deep(&noise), None, "brackets in quotes and comments do not nest");
+        assert_eq!(yaml_too_deep("a: 1\nb: [x, y]\n"), None);
     }
 }

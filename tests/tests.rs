@@ -45,6 +45,8 @@ mod ingest_terminal_bench;
 mod ingest_terminal_capture;
 /// Verdict files given with `--verdicts`: the sb-cli run report, `results_summary.csv`-style tables.
 mod ingest_verdicts;
+/// The hostile-input suite: ZIP bombs, traversal members, deep JSON and YAML, a 2 GiB line, symlink loops, FIFOs, injection.
+mod hostile;
 /// Interpretation: the harness profiles' tables, their fixtures and lint, the hooks.
 mod interpret;
 /// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.

@@ -145,10 +145,13 @@ pub fn run_map<T: Send>(
         }
     };
     let mut summary = Summary::default();
-    let (files, walk_errors) = walk::collect(&opts.inputs);
+    let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = walk::collect(&opts.inputs);
     for e in walk_errors {
         summary.files.push(FileReport { display: e.path.clone(), status: FileStatus::Quarantined { kind: e.kind } });
         summary.diagnostics.push(e);
+    }
+    for (display, reason) in walk_skipped {
+        summary.files.push(FileReport { display, status: FileStatus::Skipped { reason } });
     }
     if files.is_empty() && summary.files.is_empty() {
         return Err(IngestError::NoInput);

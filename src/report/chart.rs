@@ -50,6 +50,12 @@ fn text_style(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&BLACK)
 }
 
+/// Text from transcripts (arm names, task ids) as a chart shows it: controls made visible, since
+/// they are not even legal in the SVG's XML (plotters escapes the markup).
+fn label(s: &str) -> String {
+    super::sanitize::terminal(s).into_owned()
+}
+
 /// A chart with one category per arm on x (labelled by arm name) and a linear y axis.
 fn arm_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
@@ -77,7 +83,7 @@ where
         .x_labels(n.max(1))
         .x_label_formatter(&|x| {
             let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { arms.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (x - i).abs() < 1e-6 && i >= 0.0 { arms.get(i as usize).map(|a| label(a)).unwrap_or_default() } else { String::new() }
         })
         .y_label_formatter(&|y| format!("{y:.0}"))
         .y_desc(y_desc)
@@ -177,11 +183,11 @@ where
     let col = ((560 - 20) / r.arms.len().max(1)).min(200) as i32;
     let row = 18;
     for (j, a) in r.arms.iter().enumerate() {
-        root.draw(&Text::new(a.arm.clone(), (left + col * j as i32 + 4, 50), text_style(14)))?;
+        root.draw(&Text::new(label(&a.arm), (left + col * j as i32 + 4, 50), text_style(14)))?;
     }
     for (i, t) in tasks.iter().enumerate() {
         let y = 75 + row * i as i32;
-        root.draw(&Text::new(t.task.chars().take(40).collect::<String>(), (10, y + 2), text_style(13)))?;
+        root.draw(&Text::new(label(&t.task.chars().take(40).collect::<String>()), (10, y + 2), text_style(13)))?;
         for (j, (_, _, label)) in t.per_arm.iter().enumerate() {
             let x = left + col * j as i32;
             root.draw(&Rectangle::new([(x, y), (x + col - 4, y + row - 3)], color(label).filled()))?;

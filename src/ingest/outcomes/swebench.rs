@@ -240,6 +240,9 @@ impl Adapter for ExitStatuses {
     }
     fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
         let text = src.text()?;
+        if let Some(at) = crate::util::yaml_too_deep(text) {
+            return Err(too_deep(src, at));
+        }
         let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| yaml_error(src, &e))?;
         let mut entries = Vec::new();
         if let Some(map) = v.get("instances_by_exit_status").and_then(serde_yaml_ng::Value::as_mapping) {
@@ -254,6 +257,14 @@ impl Adapter for ExitStatuses {
         }
         Ok(OutcomeFile { scope: Scope::FileDir, entries })
     }
+}
+
+/// YAML nested past [`crate::util::YAML_MAX_DEPTH`], refused before it is parsed.
+#[must_use]
+pub fn too_deep(src: &Source, at: usize) -> InputError {
+    InputError::new(InputErrorKind::Syntax, &src.display, format!("parse YAML: nested deeper than {} levels", crate::util::YAML_MAX_DEPTH))
+        .at_offset(&src.bytes, at, "too deep")
+        .with_help("no real file nests this deep; it was refused without being parsed")
 }
 
 /// A YAML error with its position.

@@ -51,7 +51,16 @@ pub struct Member {
     pub name: String,
     /// Uncompressed size the archive declares (not trusted: reads are bounded regardless).
     pub size: u64,
+    /// Compressed size in the archive (what the file really holds for it).
+    pub compressed: u64,
 }
+
+/// The most a member may inflate per compressed byte, past the first [`RATIO_FREE_BYTES`]. Real
+/// samples are JSON that deflates 5-30×; a ZIP bomb approaches deflate's 1032×. Without it, a
+/// few hundred kilobytes could make every thread hold up to a 1 GiB member at once.
+pub const MAX_RATIO: u64 = 128;
+/// Inflated bytes allowed whatever the ratio (small, highly repetitive members are normal).
+pub const RATIO_FREE_BYTES: u64 = 16 << 20;
 
 /// The archive file, buffered; a clone opens the file again, so clones of one archive (which
 /// share its parsed central directory) can be read on several threads at once.
@@ -116,8 +125,8 @@ impl EvalArchive {
         for index in 0..zip.len() {
             let Some(name) = zip.name_for_index(index).map(ToString::to_string) else { continue };
             // `by_index_raw` reads only the local header: nothing is decompressed here.
-            let size = zip.by_index_raw(index).map(|m| m.size()).unwrap_or(0);
-            members.push(Member { index, name, size });
+            let (size, compressed) = zip.by_index_raw(index).map(|m| (m.size(), m.compressed_size())).unwrap_or((0, 0));
+            members.push(Member { index, name, size, compressed });
         }
         Ok(Self { zip, display: display.to_string(), members })
     }
@@ -162,8 +171,18 @@ impl EvalArchive {
         if member.size > bound {
             return Err(too_large(&shown, member.size, bound, "declares"));
         }
+        let by_ratio = member.compressed.saturating_mul(MAX_RATIO).max(RATIO_FREE_BYTES);
         let file = self.zip.by_index(member.index).map_err(|e| corrupt(&shown, &e.to_string()))?;
-        read_bounded(file, bound, member.size).map_err(|e| match e {
+        read_bounded(file, bound.min(by_ratio), member.size).map_err(|e| match e {
+            Bounded::TooLarge if by_ratio < bound => InputError::new(
+                InputErrorKind::TooLarge,
+                &shown,
+                format!(
+                    "read the member: its {} compressed bytes inflate past {by_ratio} bytes, a compression ratio over {MAX_RATIO}:1",
+                    member.compressed
+                ),
+            )
+            .with_help("no real sample compresses this well (a ZIP bomb); it was not inflated further, and the other members of the archive were still read"),
             Bounded::TooLarge => too_large(&shown, bound + 1, bound, "decompresses to at least"),
             Bounded::Io(msg) => corrupt(&shown, &msg),
         })

@@ -76,6 +76,9 @@ pub fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<E
     let ext = src.path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     if matches!(ext.as_str(), "yaml" | "yml") {
         let text = src.text()?;
+        if let Some(at) = crate::util::yaml_too_deep(text) {
+            return Err(crate::ingest::outcomes::swebench::too_deep(src, at));
+        }
         let doc: Value = serde_yaml_ng::from_str(text).map_err(|e| {
             let err = InputError::new(InputErrorKind::Syntax, &src.display, format!("parse the YAML cassette: {e}"))
                 .with_help("the file is not valid YAML here");
