@@ -71,3 +71,26 @@ fn every_hook_a_profile_may_name_is_implemented() {
         assert!(coroner::interpret::hooks::get(h).is_some(), "hook {h} has no implementation");
     }
 }
+
+/// A wall clock that fired on a run which had already stopped moving (no step for longer than
+/// the whole budget, a cancellation that took minutes) is the environment's stall, not a budget;
+/// the same clock on a run that was working until it fired stays a budget.
+#[test]
+fn a_clock_that_fired_on_a_stalled_run_is_infrastructure() {
+    let got = crate::common::classified(&[&root().join("samples/harbor-stalled")]);
+    let by_trial = |name: &str| {
+        got.iter()
+            .find(|(t, _)| t.provenance.files.iter().any(|f| f.path.contains(name)))
+            .unwrap_or_else(|| panic!("no trajectory from {name}"))
+    };
+    let (t, v) = by_trial("fix-parser__stalled");
+    assert_eq!(t.termination.kind, coroner::model::TerminationKind::Infrastructure);
+    assert_eq!(t.termination.rule.as_deref(), Some(coroner::model::STALLED_PAST_CLOCK));
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    let e = v.evidence.iter().find(|e| e.rule == "infra-termination").expect("evidence");
+    let detail = e.detail.as_deref().unwrap_or_default();
+    assert!(detail.contains("no step for 972 s after step 5") && detail.contains("472 s more"), "{detail}");
+    let (t, v) = by_trial("fix-parser__working");
+    assert_eq!(t.termination.budget, Some(coroner::model::Budget::WallTime));
+    assert_eq!(v.primary.as_deref(), Some("budget_exhausted"), "working until the clock fired: a budget");
+}

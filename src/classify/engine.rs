@@ -290,7 +290,13 @@ fn flags(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, f: &mut Findings) {
 fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
     if m.termination == TerminationKind::Infrastructure {
         let ex = status_excerpt(t).unwrap_or("");
-        f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, t.termination.source.clone()));
+        // What the interpretation found beyond the status (a stall behind a clock) is what a
+        // reader checks; the field the status came from otherwise.
+        let detail = match (&t.termination.rule, &t.termination.detail) {
+            (Some(r), Some(d)) if r == crate::model::STALLED_PAST_CLOCK => Some(d.clone()),
+            _ => t.termination.source.clone(),
+        };
+        f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, detail));
     }
     // A harness that crashed on its own bug ended the run from outside the model as much as a
     // failed container did.

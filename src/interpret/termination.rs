@@ -108,7 +108,41 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
         report.fired.push(id.clone());
     }
     fill_amounts(t, &mut term);
+    stalled_past_clock(t, &mut term);
     t.termination = term;
+}
+
+/// How far past its limit a wall clock must have run before the overrun says the harness
+/// could not stop the run (cancelling a working agent takes seconds, not minutes).
+const OVERRUN: f64 = 1.25;
+
+/// A wall clock that fired on a run which had stopped moving: no step for longer than the whole
+/// budget, and a phase that ran far past its limit because even the cancellation hung. The
+/// environment stalled (a network outage, a hung sandbox call) and the clock fired afterwards,
+/// which does not make it a budget (DESIGN, "Decisions on hard cases").
+fn stalled_past_clock(t: &Trajectory, term: &mut Termination) {
+    let (Some(Budget::WallTime), Some(limit), Some(consumed)) = (term.budget, term.limit, term.consumed) else { return };
+    if term.kind != TerminationKind::Budget || limit <= 0.0 || consumed < limit * OVERRUN {
+        return;
+    }
+    let times: Vec<(usize, jiff::Timestamp)> =
+        t.steps.iter().enumerate().filter_map(|(i, s)| s.timestamp.as_deref().and_then(crate::util::parse_time).map(|ts| (i, ts))).collect();
+    let secs = |a: jiff::Timestamp, b: jiff::Timestamp| (b.as_millisecond() - a.as_millisecond()) as f64 / 1000.0;
+    let mut idle: Option<(f64, usize)> = times.windows(2).map(|w| (secs(w[0].1, w[1].1), w[0].0)).max_by(|a, b| a.0.total_cmp(&b.0));
+    if let (Some(&(i, last)), Some(end)) = (times.last(), t.ended_at.as_deref().and_then(crate::util::parse_time)) {
+        let tail = secs(last, end);
+        if idle.is_none_or(|(g, _)| tail > g) {
+            idle = Some((tail, i));
+        }
+    }
+    let Some((gap, after)) = idle.filter(|(g, _)| *g > limit) else { return };
+    term.kind = TerminationKind::Infrastructure;
+    term.detail = Some(format!(
+        "stalled: no step for {gap:.0} s after step {after}, longer than the whole {limit:.0} s clock, which fired and then took {:.0} s more to stop the run{}",
+        consumed - limit,
+        term.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+    ));
+    term.rule = Some(crate::model::STALLED_PAST_CLOCK.into());
 }
 
 fn from_candidate(c: &Candidate<'_>) -> Termination {

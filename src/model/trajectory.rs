@@ -246,6 +246,10 @@ pub struct Tokens {
     pub cached: Option<u64>,
 }
 
+/// `Termination::rule` of a wall clock that fired on a run which had already stalled: an
+/// infrastructure end, decided by the interpretation itself rather than by a profile entry.
+pub const STALLED_PAST_CLOCK: &str = "stalled-past-clock";
+
 /// Why the run ended and who ended it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Termination {
