@@ -72,7 +72,8 @@ fn survives(tmp: &Path, case: &str, expected: i32) -> (Run, serde_json::Value) {
     assert!(r.peak_kib < 1 << 20, "{case}: peak memory {} MiB", r.peak_kib >> 10);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tmp.join("summary.json")).unwrap()).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let good = summary["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().is_some_and(|p| p.ends_with("good.trajectory.json")));
+    let good =
+        summary["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().is_some_and(|p| p.ends_with("good.trajectory.json")));
     assert_eq!(good.map(|f| f["status"].as_str()), Some(Some("ingested")), "{case}: the good file beside it\n{summary:#}");
     let out = std::fs::read_to_string(tmp.join("out.jsonl")).unwrap();
     assert!(out.lines().any(|l| l.contains("\"good-1\"") || l.contains("good.trajectory.json")), "{case}: the good record is written");
@@ -180,8 +181,11 @@ fn a_two_gigabyte_single_line_is_refused_without_reading_it() {
     let dir = input_dir(tmp.path());
     // Sparse: 2 GiB on paper, a few bytes on disk; the line never ends.
     let p = dir.join("huge.trajectory.json");
-    std::fs::write(&p, br#"{"schema_version": "ATIF-v1.6", "session_id": "huge", "agent": {"name": "x", "version": "1"}, "steps": [{"message": ""#)
-        .unwrap();
+    std::fs::write(
+        &p,
+        br#"{"schema_version": "ATIF-v1.6", "session_id": "huge", "agent": {"name": "x", "version": "1"}, "steps": [{"message": ""#,
+    )
+    .unwrap();
     std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(2 << 30).unwrap();
     let (_, summary) = survives(tmp.path(), "2 GiB line", 3);
     assert_eq!(status_of(&summary, "huge.trajectory.json"), "quarantined");

@@ -172,8 +172,16 @@ fn a_panic_after_parsing_costs_one_record_not_the_run() {
     assert_eq!(summary.quarantined_records, 2);
     assert!(summary.is_partial(), "the exit code says records were lost");
     let msgs: Vec<String> = summary.diagnostics.iter().map(|d| format!("{}: {} / {:?}", d.path, d.message, d.help)).collect();
-    assert_eq!(msgs.iter().filter(|m| m.contains("internal error: a bug in a later stage") && m.contains("a bug in coroner")).count(), 2, "{msgs:#?}");
-    assert!(msgs.iter().any(|m| m.contains("shell-puzzles.eval") && m.contains(&format!("record 1 (task {})", inspect.split('#').next().unwrap()))), "{msgs:#?}");
+    assert_eq!(
+        msgs.iter().filter(|m| m.contains("internal error: a bug in a later stage") && m.contains("a bug in coroner")).count(),
+        2,
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("shell-puzzles.eval") && m.contains(&format!("record 1 (task {})", inspect.split('#').next().unwrap()))),
+        "{msgs:#?}"
+    );
 }
 
 /// Token counts are the transcript's to choose: two steps and two records of `u64::MAX` each must
@@ -181,7 +189,8 @@ fn a_panic_after_parsing_costs_one_record_not_the_run() {
 #[test]
 fn huge_token_counts_saturate_instead_of_overflowing() {
     let tmp = tempdir();
-    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(samples("invalid/good.trajectory.json")).unwrap()).unwrap();
+    let mut t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(samples("invalid/good.trajectory.json")).unwrap()).unwrap();
     let max = serde_json::json!(u64::MAX);
     for i in 1..=2 {
         t["session_id"] = format!("big-{i}").into();

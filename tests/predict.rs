@@ -314,10 +314,8 @@ fn a_late_seal_is_refused_unless_allowed() {
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("the study's transcripts already exist (70 trajectories)"), "{}", stderr(&refused));
     assert!(!tmp.path().join("predictions.lock").exists());
-    let seal = coroner_in(
-        tmp.path(),
-        &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z", "--allow-late"],
-    );
+    let seal =
+        coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z", "--allow-late"]);
     assert_eq!(seal.status.code(), Some(0), "{}", stderr(&seal));
     assert!(stderr(&seal).contains("sealed over 70 existing trajectories"), "{}", stderr(&seal));
     let r = check(tmp.path(), &[]);
@@ -334,10 +332,8 @@ fn a_late_seal_is_refused_unless_allowed() {
     let text = coroner_in(tmp.path(), &["predict", "check", "predictions.toml", &st, "-q", "--allow-late"]);
     assert!(stdout(&text).contains("LATE: sealed after the run's first trajectory"), "{}", stdout(&text));
     // A seal over existing outcomes with its time set back is still late.
-    let backdated = coroner_in(
-        tmp.path(),
-        &["predict", "seal", "predictions.toml", "--study", &st, "--now", BEFORE, "--allow-late", "--force"],
-    );
+    let backdated =
+        coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", BEFORE, "--allow-late", "--force"]);
     assert_eq!(backdated.status.code(), Some(0), "{}", stderr(&backdated));
     let r = check(tmp.path(), &[]);
     assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));
@@ -386,7 +382,8 @@ fn a_hostile_lock_never_reaches_git() {
     assert!(lock.contains("format = 2") && lock.contains("seal_sha256 = \""), "{lock}");
     // The attack: git reads the value as `--output=FILE` and writes the file.
     assert!(lock.contains("git_commit = "), "sealed in a repository: {lock}");
-    let attack = regex::Regex::new(r#"git_commit = "[0-9a-f]+""#).unwrap().replace(&lock, r#"git_commit = "--output=pwned.md""#).into_owned();
+    let attack =
+        regex::Regex::new(r#"git_commit = "[0-9a-f]+""#).unwrap().replace(&lock, r#"git_commit = "--output=pwned.md""#).into_owned();
     std::fs::write(&lock_path, &attack).unwrap();
     let r = check(tmp.path(), &[]);
     assert_eq!(r.status.code(), Some(2), "{}", stdout(&r));

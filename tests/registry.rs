@@ -368,8 +368,11 @@ fn schema_is_current() {
 fn a_deeply_nested_source_with_an_error_is_diagnosed_without_overflow() {
     let src = tempdir();
     let depth = 50_000;
-    std::fs::write(src.path().join("deep.py"), format!("X = {}1 +{}\nTOOLS = [{{\"name\": \"bash\"}}]\n", "[".repeat(depth), "]".repeat(depth)))
-        .expect("write");
+    std::fs::write(
+        src.path().join("deep.py"),
+        format!("X = {}1 +{}\nTOOLS = [{{\"name\": \"bash\"}}]\n", "[".repeat(depth), "]".repeat(depth)),
+    )
+    .expect("write");
     let path = src.path().to_path_buf();
     let got = std::thread::Builder::new()
         .stack_size(512 << 10)

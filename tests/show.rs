@@ -111,8 +111,9 @@ fn colour_is_the_only_escape_and_only_when_asked() {
         let plain = render(t, v, &ShowOptions { step, ..ShowOptions::default() }).unwrap();
         assert_inert(plain.as_bytes(), "no colour");
         // Colour is asked for with markers; only the output path turns them into escapes.
-        let coloured = coroner::report::sanitize::emit(&render(t, v, &ShowOptions { color: true, step, ..ShowOptions::default() }).unwrap())
-            .into_owned();
+        let coloured =
+            coroner::report::sanitize::emit(&render(t, v, &ShowOptions { color: true, step, ..ShowOptions::default() }).unwrap())
+                .into_owned();
         // The evidence (step 3) is in view unless --step 1 hides it.
         assert_eq!(coloured.contains("\x1b[1;33m▶\x1b[0m"), step != Some(1), "the margin mark is coloured");
         assert!(coloured.contains("\x1b[1m"));

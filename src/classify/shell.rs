@@ -931,7 +931,8 @@ mod tests {
     #[test]
     fn deeply_nested_python_paths_do_not_overflow_the_stack() {
         let depth = 5_000;
-        let cmd = format!("python3 -c \"from pathlib import Path; {}'deep.py'{}.write_text('x')\"", "Path(".repeat(depth), ")".repeat(depth));
+        let cmd =
+            format!("python3 -c \"from pathlib import Path; {}'deep.py'{}.write_text('x')\"", "Path(".repeat(depth), ")".repeat(depth));
         let got = std::thread::Builder::new().stack_size(256 << 10).spawn(move || analyse(&cmd).writes).unwrap().join();
         let writes = got.expect("no stack overflow");
         assert!(writes.is_empty() || writes == ["deep.py"], "{writes:?}");

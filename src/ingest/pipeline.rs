@@ -336,10 +336,8 @@ pub fn run_map<T: Send>(
         }
         let by_budget = batch_end(&unit_bytes, start, batch, IN_FLIGHT_BYTES);
         let end = units[start..by_budget].iter().position(|(_, a, u)| a.streams(u)).map_or(by_budget, |p| start + p);
-        let parsed: Vec<_> = units[start..end]
-            .par_iter()
-            .map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx, map)))
-            .collect();
+        let parsed: Vec<_> =
+            units[start..end].par_iter().map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx, map))).collect();
         for (i, adapter, (trajs, errs, fatal)) in parsed {
             let n = trajs.len();
             for t in trajs {
@@ -407,7 +405,8 @@ fn finalize_and_map<T>(
 
 /// A panic caught at a unit's or a record's edge, as the quarantine diagnostic of that input.
 fn internal_error(display: &str, what: &str, payload: &(dyn std::any::Any + Send)) -> InputError {
-    let msg = payload.downcast_ref::<&str>().map(ToString::to_string).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_default();
+    let msg =
+        payload.downcast_ref::<&str>().map(ToString::to_string).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_default();
     InputError::new(InputErrorKind::Corrupt, display, format!("process {what}: internal error: {msg}"))
         .with_help("this is a bug in coroner, not in the file; please report it with the file. The rest of the run is unaffected")
 }

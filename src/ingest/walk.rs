@@ -85,7 +85,8 @@ pub fn collect(inputs: &[PathBuf]) -> Walked {
                     match target {
                         Ok(k) if k.is_file() => {
                             let below = path.strip_prefix(input).unwrap_or(&path);
-                            let rel = if root_name.is_empty() { display_path(below) } else { format!("{root_name}/{}", display_path(below)) };
+                            let rel =
+                                if root_name.is_empty() { display_path(below) } else { format!("{root_name}/{}", display_path(below)) };
                             if seen.insert(path.clone()) {
                                 files.push(FileEntry { display: shown, rel, path });
                             }
@@ -94,7 +95,9 @@ pub fn collect(inputs: &[PathBuf]) -> Walked {
                             skipped.push((shown, "a link to a directory (not followed: links can loop)".to_string()));
                         }
                         Ok(k) if k.is_dir() => {}
-                        Ok(k) => errors.push(InputError::new(InputErrorKind::Io, &shown, format!("read the input: it is {}", not_regular(k)))),
+                        Ok(k) => {
+                            errors.push(InputError::new(InputErrorKind::Io, &shown, format!("read the input: it is {}", not_regular(k))))
+                        }
                         Err(e) => errors.push(InputError::new(
                             InputErrorKind::Io,
                             &shown,

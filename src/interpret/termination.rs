@@ -125,8 +125,12 @@ fn stalled_past_clock(t: &Trajectory, term: &mut Termination) {
     if term.kind != TerminationKind::Budget || limit <= 0.0 || consumed < limit * OVERRUN {
         return;
     }
-    let times: Vec<(usize, jiff::Timestamp)> =
-        t.steps.iter().enumerate().filter_map(|(i, s)| s.timestamp.as_deref().and_then(crate::util::parse_time).map(|ts| (i, ts))).collect();
+    let times: Vec<(usize, jiff::Timestamp)> = t
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.timestamp.as_deref().and_then(crate::util::parse_time).map(|ts| (i, ts)))
+        .collect();
     let secs = |a: jiff::Timestamp, b: jiff::Timestamp| (b.as_millisecond() - a.as_millisecond()) as f64 / 1000.0;
     let mut idle: Option<(f64, usize)> = times.windows(2).map(|w| (secs(w[0].1, w[1].1), w[0].0)).max_by(|a, b| a.0.total_cmp(&b.0));
     if let (Some(&(i, last)), Some(end)) = (times.last(), t.ended_at.as_deref().and_then(crate::util::parse_time)) {

@@ -51,9 +51,7 @@ fn seal_lines(r: &CheckReport) -> Vec<String> {
         if s.registries == 1 { "registry" } else { "registries" }
     )];
     if let Some(n) = s.sealed_over {
-        out.push(format!(
-            "LATE: sealed when {n} of the study's trajectories already existed; checked only because of --allow-late"
-        ));
+        out.push(format!("LATE: sealed when {n} of the study's trajectories already existed; checked only because of --allow-late"));
     }
     let after_first = s.earliest.as_deref().is_some_and(|e| {
         crate::util::parse_time(&s.sealed_at).zip(crate::util::parse_time(e)).is_none_or(|(sealed, first)| sealed > first)

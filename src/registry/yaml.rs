@@ -14,7 +14,8 @@ use super::model::{Confidence, Tool};
 pub(crate) fn read_bundle(rel: &str, text: &Arc<String>, out: &mut FileOut) {
     if let Some(at) = crate::util::yaml_too_deep(text) {
         let what = format!("parse a tool bundle config: nested deeper than {} levels", crate::util::YAML_MAX_DEPTH);
-        out.error = Some(SourceError::at(rel, text, at, 1, what, "too deep".to_string()).with_help("the bundle was skipped without being parsed"));
+        out.error =
+            Some(SourceError::at(rel, text, at, 1, what, "too deep".to_string()).with_help("the bundle was skipped without being parsed"));
         return;
     }
     let doc: Value = match serde_yaml_ng::from_str(text) {
