@@ -37,6 +37,19 @@ fn prediction(id: &str, claim: &str, escape: &str) -> String {
     format!("[[prediction]]\nid = \"{id}\"\nclaim = {{ {claim} }}\nrationale = \"because\"\nescape_clause = \"{escape}\"\n\n")
 }
 
+/// Runs git in `dir` as a fixed committer at a fixed date (2026-03-01), and asserts it worked.
+fn git_in(dir: &Path, args: &[&str]) {
+    let r = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_COMMITTER_DATE", "2026-03-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2026-03-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(r.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&r.stderr));
+}
+
 /// The sample study as it was before its run: the same arms, no transcripts yet (a copy in
 /// `dir/planned`), which is what a seal is made against.
 fn planned_study(dir: &Path) -> String {
@@ -360,15 +373,7 @@ fn a_late_seal_is_refused_unless_allowed() {
 fn a_hostile_lock_never_reaches_git() {
     let tmp = tempdir();
     // In a repository with a commit, where `git show --output=FILE` would write FILE.
-    let git = |args: &[&str]| {
-        let o = std::process::Command::new("git")
-            .current_dir(tmp.path())
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    };
+    let git = |args: &[&str]| git_in(tmp.path(), args);
     git(&["init", "-q"]);
     git(&["commit", "-q", "--allow-empty", "-m", "start"]);
     write_and_seal(
@@ -687,17 +692,7 @@ fn junit_totals(xml: &str) -> (u64, u64, u64) {
 #[test]
 fn a_seal_time_given_by_hand_is_reported_and_one_before_its_own_commit_is_flagged() {
     let tmp = tempdir();
-    let git = |args: &[&str]| {
-        let r = std::process::Command::new("git")
-            .current_dir(tmp.path())
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .env("GIT_COMMITTER_DATE", "2026-03-01T00:00:00Z")
-            .env("GIT_AUTHOR_DATE", "2026-03-01T00:00:00Z")
-            .output()
-            .expect("git runs");
-        assert!(r.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&r.stderr));
-    };
+    let git = |args: &[&str]| git_in(tmp.path(), args);
     git(&["init", "-q"]);
     std::fs::write(tmp.path().join("README"), "x").unwrap();
     git(&["add", "README"]);

@@ -44,22 +44,7 @@ pub mod style {
 /// their escape sequences. The one path every command prints through.
 #[must_use]
 pub fn emit(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(needs_escape) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\r' && chars.peek() == Some(&'\n') {
-            continue;
-        }
-        if style::RANGE.contains(&u32::from(c)) {
-            out.push_str(style::ansi(c));
-        } else {
-            push_visible(&mut out, c);
-        }
-    }
-    Cow::Owned(out)
+    visible(s, true)
 }
 
 /// JSON text made safe for a terminal without changing what it means: every character
@@ -98,6 +83,11 @@ pub fn json(s: &str) -> Cow<'_, str> {
 /// unchanged, without allocating, when it holds none of these characters.
 #[must_use]
 pub fn terminal(s: &str) -> Cow<'_, str> {
+    visible(s, false)
+}
+
+/// [`terminal`], or with `styles` [`emit`]: one walk over the text for both.
+fn visible(s: &str, styles: bool) -> Cow<'_, str> {
     if !s.chars().any(needs_escape) {
         return Cow::Borrowed(s);
     }
@@ -107,7 +97,11 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
         if c == '\r' && chars.peek() == Some(&'\n') {
             continue;
         }
-        push_visible(&mut out, c);
+        if styles && style::RANGE.contains(&u32::from(c)) {
+            out.push_str(style::ansi(c));
+        } else {
+            push_visible(&mut out, c);
+        }
     }
     Cow::Owned(out)
 }
