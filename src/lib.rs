@@ -16,6 +16,8 @@ pub mod bench;
 pub mod classify;
 pub mod cli;
 pub mod exit;
+/// Entry points for the fuzz targets in `fuzz/` and their replay in `cargo test`.
+pub mod fuzzing;
 pub mod ingest;
 pub mod interpret;
 pub mod model;

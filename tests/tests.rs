@@ -7,6 +7,10 @@ mod common;
 mod bench_gen;
 /// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
 mod classify;
+/// The fuzz targets' seeds and saved crashes replayed through `coroner::fuzzing`: never a panic.
+mod fuzz_replay;
+/// The hostile-input suite: ZIP bombs, traversal members, deep JSON and YAML, a 2 GiB line, symlink loops, FIFOs, injection.
+mod hostile;
 /// Aider benchmark exercise results and chat histories; the leaderboard YAML is skipped.
 mod ingest_aider;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
@@ -45,8 +49,6 @@ mod ingest_terminal_bench;
 mod ingest_terminal_capture;
 /// Verdict files given with `--verdicts`: the sb-cli run report, `results_summary.csv`-style tables.
 mod ingest_verdicts;
-/// The hostile-input suite: ZIP bombs, traversal members, deep JSON and YAML, a 2 GiB line, symlink loops, FIFOs, injection.
-mod hostile;
 /// Interpretation: the harness profiles' tables, their fixtures and lint, the hooks.
 mod interpret;
 /// The notebooks: the columns they read exist in coroner's outputs; no outputs committed.
