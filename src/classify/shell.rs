@@ -60,6 +60,9 @@ thread_local! {
 
 /// Longest command analysed; longer inputs (pasted files) are cut here.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// Most simple commands read in one command line or script (a real one has tens).
+const MAX_COMMANDS: usize = 512;
 /// Commands up to this long are remembered (longer ones, here-docs of whole files, rarely
 /// repeat).
 const MEMO_KEY_BYTES: usize = 1024;
@@ -154,9 +157,20 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
     }
     let mut walk = Walk::default();
     let mut stack = vec![tree.root_node()];
+    let mut commands = 0usize;
     while let Some(node) = stack.pop() {
         match node.kind() {
-            "command" => command_effects(node, src, fx, depth, &mut walk),
+            // Each command reads its arguments' whole text, and `$($($(…)))` nests a command in
+            // every argument: past this many, the rest of the line is not read (quadratic
+            // otherwise: 8,000 levels took seconds).
+            "command" if commands >= MAX_COMMANDS => {
+                fx.partial = true;
+                break;
+            }
+            "command" => {
+                commands += 1;
+                command_effects(node, src, fx, depth, &mut walk);
+            }
             "file_redirect" => redirect_effects(node, src, fx),
             "heredoc_redirect" | "herestring_redirect" => heredoc_effects(node, src, fx, depth, &mut walk),
             _ => {}
@@ -924,6 +938,17 @@ mod tests {
 
     fn writes(c: &str) -> Vec<String> {
         analyse(c).writes
+    }
+
+    /// `echo "$("$("$(…)")")"` nested to the 64 KiB bound: each command reads its arguments'
+    /// whole text, so without a bound on the commands read this took seconds per command line.
+    #[test]
+    fn deeply_nested_substitutions_are_read_in_bounded_work() {
+        let depth = 8_000;
+        let cmd = format!("echo {}x{} > out.txt", "\"$(".repeat(depth), ")\"".repeat(depth));
+        let fx = analyse(&cmd);
+        assert!(fx.partial, "the rest of the line is reported as not read");
+        assert!(fx.writes.is_empty() || fx.writes == ["out.txt"], "{:?}", fx.writes);
     }
 
     /// `Path(Path(…('a.py')…))` nested far deeper than a thread's stack allows recursion; on a
