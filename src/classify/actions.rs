@@ -112,7 +112,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     }
                     a.writes = writes;
                     a.deletes = fx.deletes;
-                    a.creates = !fx.whole.is_empty() && fx.whole.len() == a.writes.len();
+                    // Every file it writes is written whole: a count would let `> a.py` twice
+                    // and `sed -i … b.py` pass b.py off as created.
+                    a.creates = !a.writes.is_empty() && a.writes.iter().all(|w| fx.whole.contains(w));
                     a.reverts = fx.reverts;
                     a.runs = fx.runs;
                     a.verification = fx.verification;
