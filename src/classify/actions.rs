@@ -96,7 +96,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 timed_out: result.is_some_and(|r| p.command_timeout.is_match(&r.output)),
             };
             if p.is_shell(&call.name) {
-                if let Some(cmd) = shell_command(&call.arguments, call.raw_arguments.as_deref(), &p.shell_arguments) {
+                if let Some(cmd) = call.shell_command(&p.shell_arguments) {
                     let fx = shell::analyse_in(&cmd, t.workdir.as_deref());
                     let mut writes = fx.writes;
                     for script in &fx.runs {
@@ -141,32 +141,6 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             a
         })
         .collect()
-}
-
-/// The command a shell tool runs: a string argument, an argv array (`["bash", "-lc", cmd]`),
-/// or the raw arguments when they did not parse.
-#[must_use]
-pub fn shell_command(args: &Value, raw: Option<&str>, names: &[String]) -> Option<String> {
-    for n in names {
-        match args.get(n) {
-            Some(Value::String(s)) => return Some(s.clone()),
-            Some(Value::Array(parts)) => {
-                let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-                if words.len() >= 3 && words[0].ends_with("sh") && words[1].starts_with('-') && words[1].ends_with('c') {
-                    return Some(words[2..].join(" "));
-                }
-                if !words.is_empty() {
-                    // Commands given as a list of strings are separate commands.
-                    return Some(words.join("\n"));
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Value::String(s) = args {
-        return Some(s.clone());
-    }
-    raw.map(ToString::to_string)
 }
 
 /// Files an editing tool touches: its path argument, or the files named in an
@@ -231,14 +205,6 @@ pub fn check_passed(r: &ToolResult) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn argv_arrays_and_strings() {
-        let names = vec!["command".to_string()];
-        assert_eq!(shell_command(&serde_json::json!({"command": ["bash", "-lc", "ls -la"]}), None, &names).as_deref(), Some("ls -la"));
-        assert_eq!(shell_command(&serde_json::json!({"command": "pytest"}), None, &names).as_deref(), Some("pytest"));
-        assert_eq!(shell_command(&Value::Null, Some("echo hi"), &names).as_deref(), Some("echo hi"));
-    }
 
     #[test]
     fn apply_patch_names_its_files() {

@@ -208,11 +208,7 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
 /// A shell call whose command is the harness's finish protocol (mini-swe-agent echoes its
 /// submit marker).
 fn finishes_by_command(c: &crate::model::ToolCall, p: &Profile) -> bool {
-    p.is_shell(&c.name)
-        && p.shell_arguments
-            .iter()
-            .filter_map(|a| c.arguments.get(a).and_then(serde_json::Value::as_str))
-            .any(|cmd| p.finish_commands.is_match(cmd))
+    p.is_shell(&c.name) && c.shell_command(&p.shell_arguments).is_some_and(|cmd| p.finish_commands.is_match(&cmd))
 }
 
 /// Limit and consumption of the budget that fired, from what the format recorded, when the
@@ -238,4 +234,41 @@ fn fill_amounts(t: &Trajectory, term: &mut Termination) {
 #[must_use]
 pub fn trailing_format_errors(t: &Trajectory) -> u64 {
     t.steps.iter().rev().filter(|s| s.role == Role::Assistant).take_while(|s| s.format_error.is_some()).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Step, ToolCall};
+
+    fn call(args: serde_json::Value, raw: Option<&str>) -> ToolCall {
+        ToolCall { id: Some("c".into()), name: "bash".into(), arguments: args, raw_arguments: raw.map(String::from) }
+    }
+
+    #[test]
+    fn commands_are_read_from_strings_argv_arrays_and_raw_arguments() {
+        let names = vec!["command".to_string()];
+        let argv = call(serde_json::json!({"command": ["bash", "-lc", "ls -la"]}), None);
+        assert_eq!(argv.shell_command(&names).as_deref(), Some("ls -la"));
+        assert_eq!(call(serde_json::json!({"command": "pytest"}), None).shell_command(&names).as_deref(), Some("pytest"));
+        assert_eq!(call(serde_json::Value::Null, Some("echo hi")).shell_command(&names).as_deref(), Some("echo hi"));
+    }
+
+    /// The finish protocol given as an argv array (`["bash", "-lc", "echo COMPLETE_…"]`) ends
+    /// the run as the same command given as a string does: only strings were read before.
+    #[test]
+    fn a_finish_command_given_as_argv_is_a_finish() {
+        let rules = crate::rules::Rules::load(None).expect("built-in rules");
+        let p = rules.profile_for("mini-swe-agent");
+        for args in [
+            serde_json::json!({"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}),
+            serde_json::json!({"command": ["bash", "-lc", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"]}),
+        ] {
+            let mut step = Step::new(Role::Assistant, "done");
+            step.tool_calls.push(call(args.clone(), None));
+            let mut t = Trajectory::new("task", "mini-swe-agent", "mini-swe-agent", 1, Vec::new());
+            t.steps.push(step);
+            assert_eq!(from_steps(&t, p).kind, TerminationKind::AgentFinished, "{args}");
+        }
+    }
 }

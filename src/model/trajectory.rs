@@ -176,6 +176,36 @@ pub struct ToolCall {
     pub raw_arguments: Option<String>,
 }
 
+impl ToolCall {
+    /// The command a shell tool runs, read from the first of `names` it has: a string, an argv
+    /// array (`["bash", "-lc", cmd]`), a list of commands; else arguments that are a bare
+    /// string, or the raw arguments when they did not parse. Interpretation (a finish command)
+    /// and classification (a command's effects) read commands the same way.
+    #[must_use]
+    pub fn shell_command(&self, names: &[String]) -> Option<String> {
+        for n in names {
+            match self.arguments.get(n) {
+                Some(Value::String(s)) => return Some(s.clone()),
+                Some(Value::Array(parts)) => {
+                    let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+                    if words.len() >= 3 && words[0].ends_with("sh") && words[1].starts_with('-') && words[1].ends_with('c') {
+                        return Some(words[2..].join(" "));
+                    }
+                    if !words.is_empty() {
+                        // Commands given as a list of strings are separate commands.
+                        return Some(words.join("\n"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Value::String(s) = &self.arguments {
+            return Some(s.clone());
+        }
+        self.raw_arguments.clone()
+    }
+}
+
 /// What came back for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolResult {
