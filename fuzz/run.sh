@@ -81,12 +81,12 @@ for t in "${targets[@]}"; do
         > "$log" 2>&1
     rc=$?
     took=$(($(date +%s) - start))
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
-    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
-    crash=$(grep -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //')
+    execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+    cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
+    crash=$(grep -ao "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //')
     if [ $rc -ne 0 ]; then
         status=1
-        panic=$(grep -m1 -A1 "panicked at" "$log" | tr '\n' ' ')
+        panic=$(grep -a -m1 -A1 "panicked at" "$log" | tr '\n' ' ')
         result[$t]="CRASH after ${took}s, ${execs:-?} execs: ${crash:-no artifact} ${panic}"
     else
         result[$t]="ok: ${took}s, ${execs:-?} execs, $cov"
