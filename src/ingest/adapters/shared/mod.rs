@@ -3,4 +3,5 @@
 
 pub mod build;
 pub mod common;
+pub mod json_walk;
 pub mod lines;

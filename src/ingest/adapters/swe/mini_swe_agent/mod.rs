@@ -17,7 +17,7 @@ pub(crate) use steps::submits;
 
 use std::path::Path;
 
-use serde_json::value::RawValue;
+use std::ops::Range;
 
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
@@ -29,6 +29,7 @@ use self::raw::{RawDoc, RawExtra, RawInfo, RawMsg, message_time, sum_tokens};
 use self::steps::Builder;
 use self::v1::Templates;
 use super::common::{batch_status, document, each};
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
 
 /// mini-swe-agent `.traj.json` files.
 pub struct MiniSweAgent;
@@ -68,8 +69,8 @@ impl Adapter for MiniSweAgent {
 
     fn parse(&self, unit: &Unit, ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let doc: RawDoc<'_> = document(&src, "mini-swe-agent trajectory")?;
-        let msgs: Vec<(&RawValue, RawMsg<'_>)> = each(&src, &doc.messages, "mini-swe-agent message")?;
+        let doc = read_doc(&src)?;
+        let msgs = &doc.messages;
 
         let task = task_id(&unit.primary.path, doc.instance_id.as_deref());
         let mut t = Trajectory::new(task.clone(), "mini-swe-agent", self.name(), self.version(), vec![src.provenance("transcript")]);
@@ -89,11 +90,11 @@ impl Adapter for MiniSweAgent {
             });
         let templates = Templates::new(&agent_cfg, model_cfg, v2, &mut t.notes);
         let mut b = Builder::new(&src, &templates);
-        for (raw, m) in &msgs {
+        for (at, m) in msgs {
             if v2 {
-                b.v2_message(raw, m);
+                b.v2_message(at, m);
             } else {
-                b.v1_message(raw, m);
+                b.v1_message(at, m);
             }
         }
         let submitted_output = b.submitted.take();
@@ -127,6 +128,58 @@ impl Adapter for MiniSweAgent {
         out.emit(t);
         Ok(())
     }
+}
+
+/// A trajectory file with its messages typed, each with the bytes it spans.
+struct Doc<'a> {
+    info: RawInfo,
+    messages: Vec<(Range<usize>, RawMsg<'a>)>,
+    trajectory_format: Option<String>,
+    instance_id: Option<String>,
+}
+
+/// Reads the document in one pass over its bytes (the messages are most of them), or, when
+/// that gives up, the old way: raw slices, then each message again, which is also what words
+/// the diagnostic of a file that does not read.
+fn read_doc(src: &Source) -> Result<Doc<'_>, InputError> {
+    if let Ok(doc) = one_pass(src.text()?) {
+        return Ok(doc);
+    }
+    let doc: RawDoc<'_> = document(src, "mini-swe-agent trajectory")?;
+    let messages = each(src, &doc.messages, "mini-swe-agent message")?
+        .into_iter()
+        .map(|(raw, m)| {
+            let start = src.offset_of(raw.get()).unwrap_or(0);
+            (start..start + raw.get().len(), m)
+        })
+        .collect();
+    Ok(Doc { info: doc.info, messages, trajectory_format: doc.trajectory_format, instance_id: doc.instance_id })
+}
+
+/// The fields [`RawDoc`] reads, with the messages typed where they lie.
+fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
+    let mut w = JsonWalk::new(text);
+    let mut doc = Doc { info: RawInfo::default(), messages: Vec::new(), trajectory_format: None, instance_id: None };
+    let mut has_messages = false;
+    w.object(|w, key| {
+        match key {
+            "info" => doc.info = w.value()?.0,
+            "messages" => {
+                has_messages = true;
+                w.array(|w| {
+                    let (m, at) = w.value()?;
+                    doc.messages.push((at, m));
+                    Ok(())
+                })?;
+            }
+            "trajectory_format" => doc.trajectory_format = w.value()?.0,
+            "instance_id" => doc.instance_id = w.value()?.0,
+            _ => w.skip()?,
+        }
+        Ok(())
+    })?;
+    w.end()?;
+    if has_messages { Ok(doc) } else { Err(GiveUp) }
 }
 
 /// How the run ended, as the file (or its batch) wrote it: the exit status, the exception that

@@ -2,7 +2,7 @@
 //! calls of the last reply still waiting for their observations, and the submission when the
 //! messages show it.
 
-use serde_json::value::RawValue;
+use std::ops::Range;
 
 use super::raw::{RawChoice, RawMsg, RawResponse, message_time, tokens_of};
 use super::v1::Templates;
@@ -66,23 +66,24 @@ impl<'b> Builder<'b> {
         }
     }
 
-    pub fn push(&mut self, raw: &RawValue, step: Step) -> usize {
-        let span = self.src.span_of(0, raw.get());
+    /// Appends a step read from the message at bytes `at`.
+    pub fn push(&mut self, at: &Range<usize>, step: Step) -> usize {
+        let span = Some(self.src.span(0, at.start, at.len()));
         self.steps.push(step, span, None)
     }
 
-    pub fn push_text(&mut self, raw: &RawValue, role: Role, text: String, m: &RawMsg<'_>) -> usize {
+    pub fn push_text(&mut self, at: &Range<usize>, role: Role, text: String, m: &RawMsg<'_>) -> usize {
         let mut step = Step::new(role, text);
         step.timestamp = message_time(m).map(|t| t.to_string());
-        self.push(raw, step)
+        self.push(at, step)
     }
 
     /// A step holding one result.
-    pub fn push_result(&mut self, raw: &RawValue, r: ToolResult, m: Option<&RawMsg<'_>>) -> usize {
+    pub fn push_result(&mut self, at: &Range<usize>, r: ToolResult, m: Option<&RawMsg<'_>>) -> usize {
         let mut step = Step::new(Role::Tool, String::new());
         step.timestamp = m.and_then(message_time).map(|t| t.to_string());
         step.tool_results.push(r);
-        self.push(raw, step)
+        self.push(at, step)
     }
 
     pub fn mark_format_error(&mut self, ix: usize, complaint: &str) {

@@ -5,7 +5,7 @@
 //! message carrying `extra.exit_status` and `extra.submission`.
 
 use serde_json::Value;
-use serde_json::value::RawValue;
+use std::ops::Range;
 
 use super::raw::{RawMsg, response_of};
 use super::steps::{Builder, Pending, PendingCall, bash_call, submits};
@@ -17,31 +17,31 @@ use crate::model::{Role, ToolCall, ToolResult};
 const FORMAT_ERROR: &str = "FormatError";
 
 impl Builder<'_> {
-    pub(super) fn v2_message(&mut self, raw: &RawValue, m: &RawMsg<'_>) {
+    pub(super) fn v2_message(&mut self, at: &Range<usize>, m: &RawMsg<'_>) {
         let extra = m.extra.as_ref();
         if m.role.as_deref() == Some("exit") || extra.is_some_and(|e| e.exit_status.is_some()) {
-            self.v2_exit(raw, m);
+            self.v2_exit(at, m);
             return;
         }
         let responses_item = m.output.is_array() && m.role.is_none();
         match m.role.as_deref() {
             Some("system") => {
-                self.push_text(raw, Role::System, content_text(&m.content), m);
+                self.push_text(at, Role::System, content_text(&m.content), m);
             }
-            Some("assistant") => self.v2_assistant(raw, m),
-            None if responses_item => self.v2_assistant(raw, m),
-            Some("tool") => self.v2_tool(raw, m),
-            None if m.kind.as_deref() == Some("function_call_output") => self.v2_tool(raw, m),
+            Some("assistant") => self.v2_assistant(at, m),
+            None if responses_item => self.v2_assistant(at, m),
+            Some("tool") => self.v2_tool(at, m),
+            None if m.kind.as_deref() == Some("function_call_output") => self.v2_tool(at, m),
             _ => {
                 let text = content_text(&m.content);
                 if extra.and_then(|e| e.interrupt_type.as_deref()) == Some(FORMAT_ERROR) {
-                    self.v2_format_error(raw, m, text);
+                    self.v2_format_error(at, m, text);
                 } else if extra.is_some_and(|e| e.raw_output.is_some() || e.returncode.is_some()) {
-                    self.v2_tool(raw, m);
+                    self.v2_tool(at, m);
                 } else if !self.seen_assistant {
-                    self.push_text(raw, Role::User, text, m);
+                    self.push_text(at, Role::User, text, m);
                 } else {
-                    self.push_text(raw, Role::Environment, text, m);
+                    self.push_text(at, Role::Environment, text, m);
                 }
             }
         }
@@ -96,7 +96,7 @@ impl Builder<'_> {
         Pending { step, calls }
     }
 
-    fn v2_assistant(&mut self, raw: &RawValue, m: &RawMsg<'_>) {
+    fn v2_assistant(&mut self, at: &Range<usize>, m: &RawMsg<'_>) {
         let response = response_of(m.extra.as_ref());
         let (text, mut calls) = if m.role.is_none() {
             let as_value = serde_json::json!({ "output": m.output });
@@ -124,11 +124,11 @@ impl Builder<'_> {
         step.tool_calls = calls;
         self.seen_assistant = true;
         let pending = Self::pending_of(0, &step.tool_calls);
-        let ix = self.push(raw, step);
+        let ix = self.push(at, step);
         self.pending = Some(Pending { step: ix, ..pending });
     }
 
-    fn v2_tool(&mut self, raw: &RawValue, m: &RawMsg<'_>) {
+    fn v2_tool(&mut self, at: &Range<usize>, m: &RawMsg<'_>) {
         let extra = m.extra.as_ref();
         let call_id = m.tool_call_id.clone().or_else(|| m.call_id.clone());
         let text = if m.output.is_string() { content_text(&m.output) } else { content_text(&m.content) };
@@ -156,14 +156,14 @@ impl Builder<'_> {
         if p.step != usize::MAX {
             self.pending = Some(p);
         }
-        self.push_result(raw, r, Some(m));
+        self.push_result(at, r, Some(m));
     }
 
     /// v2 keeps a failed reply only inside the complaint (`extra.response`, or
     /// `extra.model_response` for text-based models); it becomes the assistant step it was,
     /// and the complaint answers the calls it made (the harness ran none of them). What the
     /// complaint says about them is for the profile to read.
-    fn v2_format_error(&mut self, raw: &RawValue, m: &RawMsg<'_>, complaint: String) {
+    fn v2_format_error(&mut self, at: &Range<usize>, m: &RawMsg<'_>, complaint: String) {
         let extra = m.extra.as_ref();
         let response = response_of(extra);
         let reply = response.as_ref().map(|r| match r.choices.first() {
@@ -190,9 +190,9 @@ impl Builder<'_> {
         self.seen_assistant = true;
         self.pending = None;
         let mut p = Self::pending_of(0, &step.tool_calls);
-        p.step = self.push(raw, step);
+        p.step = self.push(at, step);
         if p.calls.is_empty() {
-            self.push_text(raw, Role::Environment, complaint, m);
+            self.push_text(at, Role::Environment, complaint, m);
             return;
         }
         // The complaint's error is the harness's answer to each call.
@@ -201,13 +201,13 @@ impl Builder<'_> {
             let mut r = Self::result_for(&mut p, k, answer.clone());
             r.name = Some(name);
             r.is_error = true;
-            self.push_result(raw, r, None);
+            self.push_result(at, r, None);
         }
     }
 
     /// The final message. When the last reply's submitting command is still unanswered and no
     /// exception ended the run, this message carries that command's output: the submission.
-    fn v2_exit(&mut self, raw: &RawValue, m: &RawMsg<'_>) {
+    fn v2_exit(&mut self, at: &Range<usize>, m: &RawMsg<'_>) {
         let extra = m.extra.as_ref();
         let text = content_text(&m.content);
         let crashed = extra.is_some_and(|e| e.exception_str.is_some() || e.traceback.is_some());
@@ -218,10 +218,10 @@ impl Builder<'_> {
             let output = extra.and_then(|e| e.submission.clone()).unwrap_or_else(|| text.clone());
             self.submitted = Some(output.clone());
             let r = Self::result_for(&mut p, k, output);
-            self.push_result(raw, r, Some(m));
+            self.push_result(at, r, Some(m));
             return;
         }
-        self.push_text(raw, Role::Environment, text, m);
+        self.push_text(at, Role::Environment, text, m);
     }
 }
 
