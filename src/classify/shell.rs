@@ -650,37 +650,26 @@ fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk) {
     }
 }
 
-/// Whether `code` contains the name of a call [`python_writes`] reads. Each of them needs its
-/// name literally in the source, so code without one writes nothing it can see and is not
-/// parsed: parsing every inline program and script was a third of classify's time on a real
-/// SWE-bench run, where most scripts only import, call and print.
+/// Whether `code` has what a call [`python_writes`] reads needs in its text: the method's name,
+/// or for the calls only a module has (`shutil.*`, `fileinput.*`) the module's; an `open` also
+/// needs a write mode, which is a short string literal (or an `os.O_*` flag). Code without any
+/// writes nothing it can see and is not parsed: parsing every inline program and script was a
+/// third of classify's time on a real SWE-bench run, where most scripts only import, call,
+/// print and read files.
 fn may_name_a_writer(code: &str) -> bool {
-    static NAMES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    NAMES
-        .get_or_init(|| {
-            // Substrings covering every method name matched below (`link` covers `unlink`,
-            // `symlink_to`, `hardlink_to`; `copy` the `shutil` copies; `remove` `removedirs`).
-            let names = [
-                "open",
-                "remove",
-                "link",
-                "rmdir",
-                "mkdir",
-                "makedirs",
-                "truncate",
-                "rename",
-                "replace",
-                "copy",
-                "move",
-                "rmtree",
-                "input",
-                "FileInput",
-                "write_",
-                "touch",
-            ];
-            regex::Regex::new(&names.join("|")).expect("a literal alternation")
-        })
-        .is_match(code)
+    static NAMES: std::sync::OnceLock<(regex::Regex, regex::Regex)> = std::sync::OnceLock::new();
+    let (names, mode) = NAMES.get_or_init(|| {
+        // `link` covers `unlink`, `symlink`, `symlink_to`, `hardlink_to`; `remove` `removedirs`.
+        let names =
+            ["remove", "link", "rmdir", "mkdir", "makedirs", "truncate", "rename", "replace", "shutil", "fileinput", "write_", "touch"];
+        (
+            regex::Regex::new(&names.join("|")).expect("a literal alternation"),
+            // What `is_write_mode` accepts between a literal's quotes (a superset), or an
+            // `os.open` flag.
+            regex::Regex::new(r#"['"][rbtU]{0,3}[wax+][rwaxbtU+]{0,3}['"]|O_"#).expect("a static regex"),
+        )
+    });
+    names.is_match(code) || (code.contains("open") && mode.is_match(code))
 }
 
 /// Files a Python program writes: `open(path, 'w'|'a'|'x'|'+')` (also `io.open`,
@@ -966,32 +955,34 @@ mod tests {
     fn the_prefilter_lets_through_every_call_python_writes_reads() {
         let calls = [
             "open('a', 'w')",
-            "io.open('a', 'w')",
-            "codecs.open('a', 'w')",
-            "gzip.open('a', 'wb')",
-            "os.open('a', os.O_WRONLY)",
-            "os.remove('a')",
-            "os.unlink('a')",
-            "os.rmdir('a')",
-            "os.removedirs('a')",
-            "os.mkdir('a')",
-            "os.makedirs('a')",
-            "os.truncate('a', 0)",
-            "os.rename('b', 'a')",
-            "os.replace('b', 'a')",
-            "os.renames('b', 'a')",
-            "os.symlink('b', 'a')",
-            "os.link('b', 'a')",
-            "shutil.copy('b', 'a')",
-            "shutil.copy2('b', 'a')",
-            "shutil.copyfile('b', 'a')",
-            "shutil.copytree('b', 'a')",
-            "shutil.move('b', 'a')",
-            "shutil.copymode('b', 'a')",
-            "shutil.copystat('b', 'a')",
-            "shutil.rmtree('a')",
-            "fileinput.input('a', inplace=True)",
-            "fileinput.FileInput('a', inplace=True)",
+            "open(file='a', mode=\"a+\")",
+            "f = open('a', '''wb''')",
+            "import io\nio.open('a', 'w')",
+            "import codecs\ncodecs.open('a', 'w')",
+            "import gzip\ngzip.open('a', 'wb')",
+            "import os\nos.open('a', os.O_WRONLY)",
+            "import os\nos.remove('a')",
+            "import os\nos.unlink('a')",
+            "import os\nos.rmdir('a')",
+            "import os\nos.removedirs('a')",
+            "import os\nos.mkdir('a')",
+            "import os\nos.makedirs('a')",
+            "import os\nos.truncate('a', 0)",
+            "import os\nos.rename('b', 'a')",
+            "import os\nos.replace('b', 'a')",
+            "import os\nos.renames('b', 'a')",
+            "import os\nos.symlink('b', 'a')",
+            "import os\nos.link('b', 'a')",
+            "import shutil\nshutil.copy('b', 'a')",
+            "import shutil\nshutil.copy2('b', 'a')",
+            "import shutil\nshutil.copyfile('b', 'a')",
+            "import shutil\nshutil.copytree('b', 'a')",
+            "import shutil\nshutil.move('b', 'a')",
+            "import shutil\nshutil.copymode('b', 'a')",
+            "import shutil\nshutil.copystat('b', 'a')",
+            "import shutil\nshutil.rmtree('a')",
+            "import fileinput\nfileinput.input('a', inplace=True)",
+            "import fileinput\nfileinput.FileInput('a', inplace=True)",
             "Path('a').write_text('x')",
             "Path('a').write_bytes(b'x')",
             "Path('a').touch()",
@@ -1005,14 +996,19 @@ mod tests {
             "Path('b').replace('a')",
         ];
         for call in calls {
-            let code = format!("import os, io, codecs, gzip, shutil, fileinput\nfrom pathlib import Path\n{call}\n");
+            let code = format!("from pathlib import Path\n{call}\n");
             assert!(may_name_a_writer(&code), "{call}");
             assert_eq!(python_writes(&code), vec!["a".to_string()], "{call}");
         }
         // What most reproduction scripts look like: nothing to parse.
-        let script = "from sympy import symbols, simplify\nx = symbols('x')\nprint(simplify(x**2 - x*x))\n";
-        assert!(!may_name_a_writer(script));
-        assert!(python_writes(script).is_empty());
+        for script in [
+            "from sympy import symbols, simplify\nx = symbols('x')\nprint(simplify(x**2 - x*x))\n",
+            "import json\nwith open('data.json') as f:\n    print(json.load(f))\n",
+            "import os\nprint(os.getcwd(), open(os.path.join('src', 'setup.cfg'), 'r').read())\n",
+        ] {
+            assert!(!may_name_a_writer(script), "{script}");
+            assert!(python_writes(script).is_empty());
+        }
     }
 
     #[test]
