@@ -82,7 +82,7 @@ measure_real_run() {
 if [ "$REAL_RUN" = only ]; then
     cargo build --release --bin coroner
     mkdir -p "$OUT"
-    measure_real_run target/release/coroner
+    measure_real_run "${CARGO_TARGET_DIR:-target}/release/coroner"
     exec python3 bench/suite.py --corpus "$CORPUS" --out "$OUT" --only-report
 fi
 
@@ -100,7 +100,7 @@ for l in sys.stdin:
     m = json.loads(l)
     if m.get('reason') == 'compiler-artifact' and m['target']['name'] == 'parse_floor' and m.get('executable'):
         print(m['executable'])")
-BIN=target/release/coroner
+BIN=${CARGO_TARGET_DIR:-target}/release/coroner
 
 want="seed = $SEED"
 target="target_bytes = $(bytes "$SIZE")"
