@@ -324,3 +324,47 @@ fn every_exit_status_maps_to_who_ended_the_run() {
     let other = ended("ValueError", Amounts::default(), Amounts::default(), None);
     assert_eq!((other.kind, other.raw.as_deref()), (TerminationKind::HarnessError, Some("ValueError")));
 }
+
+/// The one-pass reading gives up on a file it cannot read whole, and the two-pass reading words
+/// the diagnostic: the message that does not fit is named at its own line, a file cut short is
+/// truncated where it ends, a syntax error past a bad message is reported before it.
+#[test]
+fn a_file_that_does_not_read_is_quarantined_at_the_right_line() {
+    let tmp = crate::common::tempdir();
+    let head = "{\n  \"info\": {\"exit_status\": \"Submitted\", \"model_stats\": {\"api_calls\": 1}},\n  \"messages\": [\n";
+    let files = [
+        // A message whose role is a number: line 5.
+        (
+            "wrong.traj.json",
+            format!(
+                "{head}    {{\"role\": \"system\", \"content\": \"s\"}},\n    {{\"role\": 7, \"content\": \"u\"}}\n  ],\n  \"trajectory_format\": \"mini-swe-agent-1\"\n}}\n"
+            ),
+        ),
+        // Cut inside the third line of messages.
+        ("cut.traj.json", format!("{head}    {{\"role\": \"system\", \"content\": \"s\"}},\n    {{\"role\": \"user\", \"content\": \"u")),
+        // A bad message on line 4, and broken syntax on line 5: the syntax error wins, as it
+        // did when the whole document was checked first.
+        (
+            "both.traj.json",
+            format!(
+                "{head}    {{\"role\": 7, \"content\": \"s\"}},\n    {{\"role\": \"user\" \"content\": \"u\"}}\n  ],\n  \"trajectory_format\": \"mini-swe-agent-1\"\n}}\n"
+            ),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    let (ts, summary) = ingest(&[tmp.path()]);
+    assert!(ts.is_empty());
+    assert_eq!(summary.quarantined_files(), 3);
+    let diag =
+        |name: &str| summary.diagnostics.iter().find(|d| d.path.ends_with(name)).unwrap_or_else(|| panic!("{name} has a diagnostic"));
+    let wrong = diag("wrong.traj.json");
+    assert_eq!((wrong.kind.as_str(), wrong.line), ("schema", Some(5)), "{}", wrong.message);
+    assert!(wrong.message.contains("mini-swe-agent message"), "{}", wrong.message);
+    let cut = diag("cut.traj.json");
+    assert_eq!((cut.kind.as_str(), cut.line), ("truncated", Some(5)), "{}", cut.message);
+    let both = diag("both.traj.json");
+    assert_eq!((both.kind.as_str(), both.line), ("syntax", Some(5)), "{}", both.message);
+    assert!(both.message.contains("mini-swe-agent trajectory"), "{}", both.message);
+}

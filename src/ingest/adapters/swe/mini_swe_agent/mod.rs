@@ -142,9 +142,14 @@ struct Doc<'a> {
 /// that gives up, the old way: raw slices, then each message again, which is also what words
 /// the diagnostic of a file that does not read.
 fn read_doc(src: &Source) -> Result<Doc<'_>, InputError> {
-    if let Ok(doc) = one_pass(src.text()?) {
-        return Ok(doc);
+    match one_pass(src.text()?) {
+        Ok(doc) => Ok(doc),
+        Err(GiveUp) => two_pass(src),
     }
+}
+
+/// The document as [`RawDoc`] reads it, then each message again.
+fn two_pass(src: &Source) -> Result<Doc<'_>, InputError> {
     let doc: RawDoc<'_> = document(src, "mini-swe-agent trajectory")?;
     let messages = each(src, &doc.messages, "mini-swe-agent message")?
         .into_iter()
@@ -278,6 +283,39 @@ mod tests {
         assert!(MiniSweAgent.sniff(&swe).is_err());
         let other = probe("x.json", r#"{"trajectory_format": "something-else"}"#, 38);
         assert!(MiniSweAgent.sniff(&other).is_err());
+    }
+
+    #[test]
+    fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/mini-swe-agent"))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.to_string_lossy().ends_with(".traj.json") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() >= 10, "the samples hold mini-swe-agent trajectories");
+        let sketch = |d: &Doc<'_>| {
+            let messages: Vec<String> = d
+                .messages
+                .iter()
+                .map(|(at, m)| {
+                    format!("{at:?} {:?} {} {:?}", m.role, m.content, m.extra.as_ref().and_then(|e| e.response).map(|r| r.get()))
+                })
+                .collect();
+            (messages, d.info.exit_status.clone(), d.info.submission.clone(), d.trajectory_format.clone(), d.instance_id.clone())
+        };
+        for f in files {
+            let src = Source::read(&f, &f.to_string_lossy()).expect("a sample reads");
+            let one = one_pass(src.text().expect("UTF-8")).expect("a well-formed sample takes the one-pass path");
+            let two = two_pass(&src).expect("a sample reads the old way too");
+            assert_eq!(sketch(&one), sketch(&two), "{}", f.display());
+        }
     }
 
     #[test]
