@@ -39,6 +39,25 @@ pub fn each<'a, T: Deserialize<'a>>(src: &Source, items: &[&'a RawValue], what: 
         .collect()
 }
 
+/// [`each`], with each item's byte range in place of its raw slice (what the one-pass
+/// readings of `json_walk` give, so one builder serves both).
+///
+/// # Errors
+/// The first item that does not deserialize.
+pub fn each_at<'a, T: Deserialize<'a>>(
+    src: &Source,
+    items: &[&'a RawValue],
+    what: &str,
+) -> Result<Vec<(std::ops::Range<usize>, T)>, InputError> {
+    Ok(each(src, items, what)?
+        .into_iter()
+        .map(|(raw, item)| {
+            let start = src.offset_of(raw.get()).unwrap_or(0);
+            (start..start + raw.get().len(), item)
+        })
+        .collect())
+}
+
 /// The exit status the batch's `*exit_statuses*.yaml` gives `task`, as a status signal, for a
 /// trajectory whose own file has none (saved mid-run). The field names the file it came from.
 /// Returns whether the batch knew the task.

@@ -17,11 +17,14 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::ops::Range;
+
 use serde_json::value::RawValue;
 
-use super::common::{batch_status, complaint_summary, document, each};
+use super::common::{batch_status, complaint_summary, document, each_at};
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, tool_call};
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;
@@ -46,6 +49,63 @@ struct RawDoc<'a> {
     replay_config: Value,
     #[serde(default)]
     attempts: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+/// A `.traj` with its history and trajectory typed, each item with the bytes it spans.
+struct Doc<'a> {
+    trajectory: Vec<(Range<usize>, RawStep<'a>)>,
+    history: Vec<(Range<usize>, RawHistory)>,
+    info: RawInfo,
+    replay_config: Value,
+    attempts: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+/// Reads the document in one pass over its bytes, or, when that gives up, as [`RawDoc`] and then
+/// each item again, which also words the diagnostic of a file that does not read.
+fn read_doc(src: &Source) -> Result<Doc<'_>, InputError> {
+    match one_pass(src.text()?) {
+        Ok(doc) => Ok(doc),
+        Err(GiveUp) => two_pass(src),
+    }
+}
+
+/// The document as [`RawDoc`] reads it, then each item again.
+fn two_pass(src: &Source) -> Result<Doc<'_>, InputError> {
+    let doc: RawDoc<'_> = document(src, "SWE-agent trajectory")?;
+    let history = each_at(src, &doc.history, "SWE-agent history message")?;
+    let trajectory = each_at(src, &doc.trajectory, "SWE-agent trajectory step")?;
+    Ok(Doc { trajectory, history, info: doc.info, replay_config: doc.replay_config, attempts: doc.attempts })
+}
+
+/// The fields [`RawDoc`] reads, with the items typed where they lie.
+fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
+    let mut w = JsonWalk::new(text);
+    let mut doc = Doc { trajectory: Vec::new(), history: Vec::new(), info: RawInfo::default(), replay_config: Value::Null, attempts: None };
+    let mut has_trajectory = false;
+    w.object(|w, key| {
+        match key {
+            "trajectory" => {
+                has_trajectory = true;
+                w.array(|w| {
+                    let (item, at) = w.value()?;
+                    doc.trajectory.push((at, item));
+                    Ok(())
+                })?;
+            }
+            "history" => w.array(|w| {
+                let (item, at) = w.value()?;
+                doc.history.push((at, item));
+                Ok(())
+            })?,
+            "info" => doc.info = w.value()?.0,
+            "replay_config" => doc.replay_config = w.value()?.0,
+            "attempts" => doc.attempts = w.value()?.0,
+            _ => w.skip()?,
+        }
+        Ok(())
+    })?;
+    w.end()?;
+    if has_trajectory { Ok(doc) } else { Err(GiveUp) }
 }
 
 #[derive(Deserialize, Default)]
@@ -151,9 +211,8 @@ impl Adapter for SweAgent {
 
     fn parse(&self, unit: &Unit, ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let doc: RawDoc<'_> = document(&src, "SWE-agent trajectory")?;
-        let history: Vec<(&RawValue, RawHistory)> = each(&src, &doc.history, "SWE-agent history message")?;
-        let entries: Vec<(&RawValue, RawStep<'_>)> = each(&src, &doc.trajectory, "SWE-agent trajectory step")?;
+        let doc = read_doc(&src)?;
+        let (history, entries) = (&doc.history, &doc.trajectory);
 
         let task = task_id(&unit.primary.path);
         let mut t =
@@ -176,7 +235,7 @@ impl Adapter for SweAgent {
 
         let declared = t.declared_tools.iter().flatten().map(|d| d.name.clone()).collect();
         let mut b = Builder { src: &src, steps: StepBuilder::new(), declared, timeouts_in_a_row: 0 };
-        let function_calling = b.build(&history, &entries);
+        let function_calling = b.build(history, entries);
         let trailing_timeouts = b.timeouts_in_a_row;
         b.steps.finish(&mut t);
         // The two generations of `.traj` differ in how actions are written, which decides how
@@ -314,24 +373,24 @@ struct Builder<'b> {
 }
 
 impl Builder<'_> {
-    fn push(&mut self, raw: &RawValue, step: Step) -> usize {
-        let span = self.src.span_of(0, raw.get());
+    fn push(&mut self, at: &Range<usize>, step: Step) -> usize {
+        let span = Some(self.src.span(0, at.start, at.len()));
         self.steps.push(step, span, None)
     }
 
     /// A step holding one result that answers the call at `step`.
-    fn push_result(&mut self, raw: &RawValue, mut r: ToolResult, step: usize) {
+    fn push_result(&mut self, at: &Range<usize>, mut r: ToolResult, step: usize) {
         r.call = Some(CallRef { step: to_u32(step), call: 0 });
         let mut s = Step::new(Role::Tool, String::new());
         s.tool_results.push(r);
-        self.push(raw, s);
+        self.push(at, s);
     }
 
     /// Builds the steps; returns whether the run used function calling.
-    fn build(&mut self, history: &[(&RawValue, RawHistory)], entries: &[(&RawValue, RawStep<'_>)]) -> bool {
+    fn build(&mut self, history: &[(Range<usize>, RawHistory)], entries: &[(Range<usize>, RawStep<'_>)]) -> bool {
         // The opening messages: everything before the first real reply.
         let first_reply = history.iter().position(|(_, h)| h.role == "assistant" && !h.is_demo).unwrap_or(history.len());
-        for (raw, h) in &history[..first_reply] {
+        for (at, h) in &history[..first_reply] {
             let role = match h.role.as_str() {
                 // Demonstrations are prompt material, not the task.
                 _ if h.is_demo => Role::System,
@@ -342,7 +401,7 @@ impl Builder<'_> {
             };
             let mut step = Step::new(role, content_text(&h.content));
             step.agent = h.agent.clone().filter(|a| a != "main" && a != "primary");
-            self.push(raw, step);
+            self.push(at, step);
         }
         // Replies the model saw, with the ids of the tool messages that answered them.
         let replies: Vec<(&RawHistory, Option<&Vec<String>>)> = history
@@ -370,7 +429,7 @@ impl Builder<'_> {
         }
         let aligned = matched.iter().any(Option::is_some);
 
-        for (i, (raw, e)) in entries.iter().enumerate() {
+        for (i, (at, e)) in entries.iter().enumerate() {
             let last = i + 1 == entries.len();
             let complaint = requery_complaint(entries.get(i + 1).map(|(_, n)| n));
             let requeried = complaint.is_some() || (aligned && matched[i].is_none() && !last);
@@ -381,7 +440,7 @@ impl Builder<'_> {
                 if let Some(o) = e.observation.as_deref().filter(|o| !o.is_empty()) {
                     text = format!("{text}\n{o}");
                 }
-                self.push(raw, Step::new(Role::Environment, text));
+                self.push(at, Step::new(Role::Environment, text));
                 continue;
             }
             let reply = matched[i].and_then(|k| replies.get(k));
@@ -394,7 +453,7 @@ impl Builder<'_> {
                 }
             }
             if requeried {
-                self.rejected(raw, step, action, complaint);
+                self.rejected(at, step, action, complaint);
                 self.timeouts_in_a_row = 0;
                 continue;
             }
@@ -409,11 +468,11 @@ impl Builder<'_> {
             };
             let n_calls = calls.len();
             step.tool_calls = calls;
-            let ix = self.push(raw, step);
+            let ix = self.push(at, step);
             let observation = e.observation.clone().unwrap_or_default();
             if n_calls == 0 {
                 if !observation.is_empty() {
-                    self.push(raw, Step::new(Role::Environment, observation));
+                    self.push(at, Step::new(Role::Environment, observation));
                 }
                 continue;
             }
@@ -429,7 +488,7 @@ impl Builder<'_> {
                 self.timeouts_in_a_row = 0;
                 r.is_error = is_rejected_edit(&r.output);
             }
-            self.push_result(raw, r, ix);
+            self.push_result(at, r, ix);
         }
         function_calling
     }
@@ -453,7 +512,7 @@ impl Builder<'_> {
     /// A reply the harness rejected and asked again for: no action parsed (format error), or an
     /// action it refused to run (blocked command, bash syntax error). SWE-agent counts both
     /// toward its requery limit (`exit_format`), so both mark the reply as unusable.
-    fn rejected(&mut self, raw: &RawValue, mut step: Step, action: &str, complaint: Option<String>) {
+    fn rejected(&mut self, at: &Range<usize>, mut step: Step, action: &str, complaint: Option<String>) {
         step.format_error = Some(match &complaint {
             Some(c) => complaint_summary(c),
             None if action.is_empty() => "the reply could not be turned into an action; the harness asked again".into(),
@@ -469,15 +528,15 @@ impl Builder<'_> {
         };
         let name = call.as_ref().map(|c| c.name.clone());
         step.tool_calls.extend(call);
-        let ix = self.push(raw, step);
+        let ix = self.push(at, step);
         if name.is_some() {
             // The complaint answers the call: the harness did not run it.
             let mut r = ToolResult::new(complaint.unwrap_or_else(|| "the harness refused to run this action and asked again".into()));
             r.is_error = true;
             r.name = name;
-            self.push_result(raw, r, ix);
+            self.push_result(at, r, ix);
         } else if let Some(c) = complaint {
-            self.push(raw, Step::new(Role::Environment, c));
+            self.push(at, Step::new(Role::Environment, c));
         }
     }
 }
@@ -485,6 +544,48 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/swe-agent"))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "traj") {
+                    files.push(p);
+                }
+            }
+        }
+        let sketch = |d: &Doc<'_>| {
+            let history: Vec<String> = d.history.iter().map(|(at, h)| format!("{at:?} {} {} {:?}", h.role, h.content, h.action)).collect();
+            let steps: Vec<String> = d.trajectory.iter().map(|(at, e)| format!("{at:?} {} {:?}", e.action, e.observation)).collect();
+            (
+                history,
+                steps,
+                d.info.exit_status.clone(),
+                d.info.submission.clone(),
+                d.replay_config.clone(),
+                d.attempts.as_ref().map(Vec::len),
+            )
+        };
+        let mut read = 0;
+        for f in files {
+            let src = Source::read(&f, &f.to_string_lossy()).expect("a sample reads");
+            match (one_pass(src.text().expect("UTF-8")), two_pass(&src)) {
+                (Ok(one), Ok(two)) => {
+                    assert_eq!(sketch(&one), sketch(&two), "{}", f.display());
+                    read += 1;
+                }
+                // A file the old reading refuses is one the walk gives up on.
+                (Err(GiveUp), Err(_)) => {}
+                (one, two) => panic!("{}: one pass {:?}, two passes {:?}", f.display(), one.is_ok(), two.is_ok()),
+            }
+        }
+        assert!(read >= 2, "the samples hold SWE-agent trajectories");
+    }
 
     fn probe(name: &str, text: &str, size: u64) -> Probe {
         Probe::from_prefix(Path::new(name), size, text.as_bytes().to_vec())

@@ -28,7 +28,7 @@ use crate::model::Trajectory;
 use self::raw::{RawDoc, RawExtra, RawInfo, RawMsg, message_time, sum_tokens};
 use self::steps::Builder;
 use self::v1::Templates;
-use super::common::{batch_status, document, each};
+use super::common::{batch_status, document, each_at};
 use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
 
 /// mini-swe-agent `.traj.json` files.
@@ -151,13 +151,7 @@ fn read_doc(src: &Source) -> Result<Doc<'_>, InputError> {
 /// The document as [`RawDoc`] reads it, then each message again.
 fn two_pass(src: &Source) -> Result<Doc<'_>, InputError> {
     let doc: RawDoc<'_> = document(src, "mini-swe-agent trajectory")?;
-    let messages = each(src, &doc.messages, "mini-swe-agent message")?
-        .into_iter()
-        .map(|(raw, m)| {
-            let start = src.offset_of(raw.get()).unwrap_or(0);
-            (start..start + raw.get().len(), m)
-        })
-        .collect();
+    let messages = each_at(src, &doc.messages, "mini-swe-agent message")?;
     Ok(Doc { info: doc.info, messages, trajectory_format: doc.trajectory_format, instance_id: doc.instance_id })
 }
 
