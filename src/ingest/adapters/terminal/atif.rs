@@ -8,6 +8,7 @@
 //! `continued_trajectory_ref` files are appended and subagent trajectories are inlined after
 //! the step that delegated, with `agent` naming the subagent.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -16,6 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::adapters::shared::common::{content_text, declared_tool, tool_call, uint};
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -124,6 +126,91 @@ struct RawMetrics {
     extra: Option<Value>,
 }
 
+/// An ATIF document with its steps typed, each with the bytes it spans.
+struct Doc {
+    schema_version: String,
+    session_id: Option<String>,
+    agent: RawAgent,
+    steps: Vec<(Range<usize>, RawStep)>,
+    final_metrics: Option<RawFinal>,
+    continued_trajectory_ref: Option<String>,
+    notes: Option<String>,
+}
+
+/// Reads an ATIF file in one pass over its bytes, or, when that gives up, as [`RawDoc`] and then
+/// each step again, which also words the diagnostic (`what` names the document) of a file that
+/// does not read.
+fn read_doc(src: &Source, what: &str) -> Result<Doc, InputError> {
+    match one_pass(src.text()?) {
+        Ok(doc) => Ok(doc),
+        Err(GiveUp) => two_pass(src, what),
+    }
+}
+
+/// The document as [`RawDoc`] reads it, then each step again.
+fn two_pass(src: &Source, what: &str) -> Result<Doc, InputError> {
+    let doc: RawDoc<'_> = serde_json::from_str(src.text()?).map_err(|e| InputError::from_json(&src.display, &src.bytes, what, &e))?;
+    let steps = doc
+        .steps
+        .iter()
+        .map(|raw| {
+            let start = src.offset_of(raw.get()).unwrap_or(0);
+            let s: RawStep =
+                serde_json::from_str(raw.get()).map_err(|e| InputError::from_json_at(&src.display, &src.bytes, start, "ATIF step", &e))?;
+            Ok((start..start + raw.get().len(), s))
+        })
+        .collect::<Result<_, InputError>>()?;
+    Ok(Doc {
+        schema_version: doc.schema_version,
+        session_id: doc.session_id,
+        agent: doc.agent,
+        steps,
+        final_metrics: doc.final_metrics,
+        continued_trajectory_ref: doc.continued_trajectory_ref,
+        notes: doc.notes,
+    })
+}
+
+/// The fields [`RawDoc`] reads, with the steps typed where they lie.
+fn one_pass(text: &str) -> Result<Doc, GiveUp> {
+    let mut w = JsonWalk::new(text);
+    let (mut schema_version, mut steps) = (None, None);
+    let mut doc = Doc {
+        schema_version: String::new(),
+        session_id: None,
+        agent: RawAgent::default(),
+        steps: Vec::new(),
+        final_metrics: None,
+        continued_trajectory_ref: None,
+        notes: None,
+    };
+    w.object(|w, key| {
+        match key {
+            "schema_version" => schema_version = Some(w.value::<String>()?.0),
+            "session_id" => doc.session_id = w.value()?.0,
+            "agent" => doc.agent = w.value()?.0,
+            "steps" => {
+                let mut items = Vec::new();
+                w.array(|w| {
+                    let (s, at) = w.value()?;
+                    items.push((at, s));
+                    Ok(())
+                })?;
+                steps = Some(items);
+            }
+            "final_metrics" => doc.final_metrics = w.value()?.0,
+            "continued_trajectory_ref" => doc.continued_trajectory_ref = w.value()?.0,
+            "notes" => doc.notes = w.value()?.0,
+            _ => w.skip()?,
+        }
+        Ok(())
+    })?;
+    w.end()?;
+    doc.schema_version = schema_version.ok_or(GiveUp)?;
+    doc.steps = steps.ok_or(GiveUp)?;
+    Ok(doc)
+}
+
 /// Parses one ATIF file (and the files it links) into a record. `files` starts the
 /// provenance list; the ATIF files read are appended to it.
 ///
@@ -131,8 +218,7 @@ struct RawMetrics {
 /// When the primary ATIF file cannot be read or parsed; problems with linked files are notes.
 pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::SourceFile>, adapter: &str) -> Result<Trajectory, InputError> {
     let src = Source::read(path, display)?;
-    let text = src.text()?;
-    let doc: RawDoc<'_> = serde_json::from_str(text).map_err(|e| InputError::from_json(display, &src.bytes, "ATIF trajectory", &e))?;
+    let doc = read_doc(&src, "ATIF trajectory")?;
     files.push(src.provenance("transcript"));
     let file_ix = to_u32(files.len() - 1);
 
@@ -148,7 +234,7 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
         t.notes.push(format!("ATIF notes: {notes}"));
     }
     let mut budget = MAX_LINKED_FILES;
-    append_steps(&mut t, &src, file_ix, &doc.steps, None, &mut budget)?;
+    append_steps(&mut t, &src, file_ix, doc.steps, None, &mut budget)?;
     if let Some(fm) = &doc.final_metrics {
         t.usage.prompt_tokens = fm.total_prompt_tokens;
         t.usage.completion_tokens = fm.total_completion_tokens;
@@ -169,12 +255,10 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
         seen.push(p.clone());
         match read_linked(&p) {
             Ok((csrc, _)) => {
-                let ctext = csrc.text()?;
-                let cdoc: RawDoc<'_> =
-                    serde_json::from_str(ctext).map_err(|e| InputError::from_json(&csrc.display, &csrc.bytes, "ATIF continuation", &e))?;
+                let cdoc = read_doc(&csrc, "ATIF continuation")?;
                 t.provenance.files.push(csrc.provenance("transcript_continuation"));
                 let ix = to_u32(t.provenance.files.len() - 1);
-                append_steps(&mut t, &csrc, ix, &cdoc.steps, None, &mut budget)?;
+                append_steps(&mut t, &csrc, ix, cdoc.steps, None, &mut budget)?;
                 next = cdoc.continued_trajectory_ref.clone();
             }
             Err(e) => t.notes.push(format!("continued trajectory {rel} could not be read: {e}")),
@@ -231,15 +315,11 @@ fn append_steps(
     t: &mut Trajectory,
     src: &Source,
     file_ix: u32,
-    steps: &[&RawValue],
+    steps: Vec<(Range<usize>, RawStep)>,
     agent: Option<&str>,
     budget: &mut usize,
 ) -> Result<(), InputError> {
-    for raw in steps {
-        let s: RawStep = serde_json::from_str(raw.get()).map_err(|e| {
-            let base = src.offset_of(raw.get()).unwrap_or(0);
-            InputError::from_json_at(&src.display, &src.bytes, base, "ATIF step", &e)
-        })?;
+    for (at, s) in steps {
         let role = match s.source.as_str() {
             "agent" => Role::Assistant,
             "user" => Role::User,
@@ -248,7 +328,7 @@ fn append_steps(
         let mut step = Step::new(role, content_text(&s.message));
         step.agent = agent.map(ToString::to_string);
         step.timestamp = s.timestamp.clone();
-        step.source_span = src.span_of(file_ix, raw.get());
+        step.source_span = Some(src.span(file_ix, at.start, at.len()));
         step.reasoning = s.reasoning_content.as_ref().filter(|r| !r.is_empty()).map(|r| Reasoning { text: Some(r.clone()), tokens: None });
         if let Some(m) = &s.metrics {
             let reasoning = m.extra.as_ref().and_then(|e| uint(e.get("reasoning_tokens")));
@@ -301,13 +381,11 @@ fn append_steps(
             *budget -= 1;
             match read_linked(&p) {
                 Ok((ssrc, ())) => {
-                    let stext = ssrc.text()?;
-                    let sdoc: RawDoc<'_> = serde_json::from_str(stext)
-                        .map_err(|e| InputError::from_json(&ssrc.display, &ssrc.bytes, "ATIF subagent trajectory", &e))?;
+                    let sdoc = read_doc(&ssrc, "ATIF subagent trajectory")?;
                     t.provenance.files.push(ssrc.provenance("subagent_transcript"));
                     let ix = to_u32(t.provenance.files.len() - 1);
                     let name = format!("subagent:{session}");
-                    append_steps(t, &ssrc, ix, &sdoc.steps, Some(&name), budget)?;
+                    append_steps(t, &ssrc, ix, sdoc.steps, Some(&name), budget)?;
                 }
                 Err(e) => t.notes.push(format!("subagent trajectory {} could not be read: {e}", p.display())),
             }
@@ -376,4 +454,56 @@ fn task_from_path(p: &Path) -> Option<String> {
     let stem = name.strip_suffix(".json").unwrap_or(&name);
     let stem = stem.strip_suffix(".trajectory").unwrap_or(stem);
     (stem != "trajectory").then(|| stem.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
+        let mut files = Vec::new();
+        for root in ["samples/atif", "samples/harbor", "samples/invalid"] {
+            let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(root)];
+            while let Some(d) = dirs.pop() {
+                for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        dirs.push(p);
+                    } else if p.to_string_lossy().ends_with("trajectory.json") {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        let sketch = |d: &Doc| {
+            let steps: Vec<String> = d
+                .steps
+                .iter()
+                .map(|(at, s)| format!("{at:?} {} {} {:?} {:?}", s.source, s.message, s.timestamp, s.tool_calls.as_ref().map(Vec::len)))
+                .collect();
+            (
+                d.schema_version.clone(),
+                d.session_id.clone(),
+                d.agent.name.clone(),
+                steps,
+                d.continued_trajectory_ref.clone(),
+                d.notes.clone(),
+            )
+        };
+        let (mut read, mut refused) = (0, 0);
+        for f in files {
+            let src = Source::read(&f, &f.to_string_lossy()).expect("a sample reads");
+            let Ok(text) = src.text() else { continue };
+            match (one_pass(text), two_pass(&src, "ATIF trajectory")) {
+                (Ok(one), Ok(two)) => {
+                    assert_eq!(sketch(&one), sketch(&two), "{}", f.display());
+                    read += 1;
+                }
+                (Err(GiveUp), Err(_)) => refused += 1,
+                (one, two) => panic!("{}: one pass {:?}, two passes {:?}", f.display(), one.is_ok(), two.is_ok()),
+            }
+        }
+        assert!(read >= 5 && refused >= 2, "samples read: {read}, refused: {refused}");
+    }
 }
