@@ -105,14 +105,24 @@ impl<'a> JsonWalk<'a> {
             self.expect(b':')?;
             field(self, &key)?;
             seen.push(key);
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(GiveUp),
+            if !self.more(b'}')? {
+                return Ok(());
             }
+        }
+    }
+
+    /// After a field or an item: a comma (more follow) or `close` (the end), stepped over.
+    fn more(&mut self, close: u8) -> Result<bool, GiveUp> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(GiveUp),
         }
     }
 
@@ -128,15 +138,24 @@ impl<'a> JsonWalk<'a> {
         }
         loop {
             item(self)?;
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(GiveUp),
+            if !self.more(b']')? {
+                return Ok(());
             }
         }
+    }
+
+    /// The array at the cursor, each item read once as `T`, with the bytes it spans.
+    ///
+    /// # Errors
+    /// Not an array, bad syntax, or an item that does not fit `T`.
+    pub fn items<T: Deserialize<'a>>(&mut self) -> Result<Vec<(Range<usize>, T)>, GiveUp> {
+        let mut items = Vec::new();
+        self.array(|w| {
+            let (item, at) = w.value()?;
+            items.push((at, item));
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// Nothing but whitespace is left (serde refuses trailing characters).

@@ -86,17 +86,9 @@ fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
         match key {
             "trajectory" => {
                 has_trajectory = true;
-                w.array(|w| {
-                    let (item, at) = w.value()?;
-                    doc.trajectory.push((at, item));
-                    Ok(())
-                })?;
+                doc.trajectory = w.items()?;
             }
-            "history" => w.array(|w| {
-                let (item, at) = w.value()?;
-                doc.history.push((at, item));
-                Ok(())
-            })?,
+            "history" => doc.history = w.items()?,
             "info" => doc.info = w.value()?.0,
             "replay_config" => doc.replay_config = w.value()?.0,
             "attempts" => doc.attempts = w.value()?.0,

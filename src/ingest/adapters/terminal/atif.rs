@@ -189,15 +189,7 @@ fn one_pass(text: &str) -> Result<Doc, GiveUp> {
             "schema_version" => schema_version = Some(w.value::<String>()?.0),
             "session_id" => doc.session_id = w.value()?.0,
             "agent" => doc.agent = w.value()?.0,
-            "steps" => {
-                let mut items = Vec::new();
-                w.array(|w| {
-                    let (s, at) = w.value()?;
-                    items.push((at, s));
-                    Ok(())
-                })?;
-                steps = Some(items);
-            }
+            "steps" => steps = Some(w.items()?),
             "final_metrics" => doc.final_metrics = w.value()?.0,
             "continued_trajectory_ref" => doc.continued_trajectory_ref = w.value()?.0,
             "notes" => doc.notes = w.value()?.0,

@@ -165,11 +165,7 @@ fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
             "info" => doc.info = w.value()?.0,
             "messages" => {
                 has_messages = true;
-                w.array(|w| {
-                    let (m, at) = w.value()?;
-                    doc.messages.push((at, m));
-                    Ok(())
-                })?;
+                doc.messages = w.items()?;
             }
             "trajectory_format" => doc.trajectory_format = w.value()?.0,
             "instance_id" => doc.instance_id = w.value()?.0,
