@@ -15,10 +15,11 @@ Usage: real_run.py --coroner BIN --run DIR --out FILE [--passes N]
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
+
+from suite import timed  # /usr/bin/time -v of one run, as the rest of the suite measures
 
 # Python's own floor: the loads and the walk, in a child process like coroner's.
 PY_LOAD = r"""
@@ -35,42 +36,16 @@ print(n)
 """
 
 
-def timed(cmd, env=None):
-    """CPU (user + sys), wall and peak RSS of one child run, from /usr/bin/time -v."""
-    e = dict(os.environ)
-    e.update(env or {})
-    tfile = "/tmp/coroner-real-run-time.txt"
-    p = subprocess.run(["/usr/bin/time", "-v", "-o", tfile, *cmd], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode not in (0, 3):
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-3000:]}")
-    t = open(tfile).read()
-
-    def field(name):
-        m = re.search(re.escape(name) + r":\s*(.+)", t)
-        return m.group(1).strip() if m else "0"
-
-    wall = [float(x) for x in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":")]
-    return {
-        "cpu": float(field("User time (seconds)")) + float(field("System time (seconds)")),
-        "wall": wall[-1] + 60 * wall[-2] + (3600 * wall[-3] if len(wall) > 2 else 0),
-        "max_rss_kb": int(field("Maximum resident set size (kbytes)")),
-        "stdout": p.stdout,
-        "stderr": p.stderr,
-    }
-
-
 def lowest(cmd, passes, env=None):
-    runs = [timed(cmd, env) for _ in range(passes)]
+    """The run with the least CPU time (user + system) of `passes`, timed as the suite times."""
+    runs = []
+    for _ in range(passes):
+        r, out = timed(cmd, env)
+        if r["exit"] not in (0, 3):
+            sys.exit(f"failed ({r['exit']}): {r['cmd']}\n{r['stderr_tail']}")
+        runs.append(dict(r, cpu=r["user"] + r["sys"], stdout=out[-500:]))
     best = min(runs, key=lambda r: r["cpu"])
-    return {
-        "cmd": " ".join(cmd),
-        "cpu": best["cpu"],
-        "wall": best["wall"],
-        "max_rss_kb": best["max_rss_kb"],
-        "all_cpu": [r["cpu"] for r in runs],
-        "stdout": best["stdout"][-500:],
-        "stderr": best["stderr"][-1500:],
-    }
+    return {k: best[k] for k in ["cmd", "cpu", "wall", "max_rss_kb", "stdout", "stderr_tail"]} | {"all_cpu": [r["cpu"] for r in runs]}
 
 
 def main():

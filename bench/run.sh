@@ -46,8 +46,8 @@ REAL_COMMIT=d12a71affd95403b036b2bdbd827349b77bfffb9
 REAL_PATH=swebench_results/20251118_gemini-3-pro-74pct
 REAL_DIR=target/bench-real
 
-# The real run, as published: `git archive` of one directory at the pinned commit, from a
-# blobless clone (or a local mirror of <owner>+<name>/repo git directories).
+# The real run, as published: one directory at the pinned commit, from a sparse blobless clone
+# (or `git archive` from a local mirror of <owner>+<name>/repo git directories).
 fetch_real_run() {
     if [ -f "$REAL_DIR/.complete" ] && [ "$(cat "$REAL_DIR/.complete")" = "$REAL_COMMIT" ]; then
         return
@@ -80,7 +80,8 @@ measure_real_run() {
 }
 
 if [ "$REAL_RUN" = only ]; then
-    cargo build --release --bin coroner
+    # The same features as the full suite's build, so neither rebuilds the other's binary.
+    cargo build --release --features bench --bin coroner
     mkdir -p "$OUT"
     measure_real_run "${CARGO_TARGET_DIR:-target}/release/coroner"
     exec python3 bench/suite.py --corpus "$CORPUS" --out "$OUT" --only-report

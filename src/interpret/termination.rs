@@ -241,17 +241,8 @@ mod tests {
     use super::*;
     use crate::model::{Step, ToolCall};
 
-    fn call(args: serde_json::Value, raw: Option<&str>) -> ToolCall {
-        ToolCall { id: Some("c".into()), name: "bash".into(), arguments: args, raw_arguments: raw.map(String::from) }
-    }
-
-    #[test]
-    fn commands_are_read_from_strings_argv_arrays_and_raw_arguments() {
-        let names = vec!["command".to_string()];
-        let argv = call(serde_json::json!({"command": ["bash", "-lc", "ls -la"]}), None);
-        assert_eq!(argv.shell_command(&names).as_deref(), Some("ls -la"));
-        assert_eq!(call(serde_json::json!({"command": "pytest"}), None).shell_command(&names).as_deref(), Some("pytest"));
-        assert_eq!(call(serde_json::Value::Null, Some("echo hi")).shell_command(&names).as_deref(), Some("echo hi"));
+    fn call(args: serde_json::Value) -> ToolCall {
+        ToolCall { id: Some("c".into()), name: "bash".into(), arguments: args, raw_arguments: None }
     }
 
     /// The finish protocol given as an argv array (`["bash", "-lc", "echo COMPLETE_…"]`) ends
@@ -265,7 +256,7 @@ mod tests {
             serde_json::json!({"command": ["bash", "-lc", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"]}),
         ] {
             let mut step = Step::new(Role::Assistant, "done");
-            step.tool_calls.push(call(args.clone(), None));
+            step.tool_calls.push(call(args.clone()));
             let mut t = Trajectory::new("task", "mini-swe-agent", "mini-swe-agent", 1, Vec::new());
             t.steps.push(step);
             assert_eq!(from_steps(&t, p).kind, TerminationKind::AgentFinished, "{args}");

@@ -646,3 +646,21 @@ impl Trajectory {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(args: Value, raw: Option<&str>) -> ToolCall {
+        ToolCall { id: Some("c".into()), name: "bash".into(), arguments: args, raw_arguments: raw.map(String::from) }
+    }
+
+    #[test]
+    fn commands_are_read_from_strings_argv_arrays_and_raw_arguments() {
+        let names = vec!["command".to_string()];
+        let argv = call(serde_json::json!({"command": ["bash", "-lc", "ls -la"]}), None);
+        assert_eq!(argv.shell_command(&names).as_deref(), Some("ls -la"));
+        assert_eq!(call(serde_json::json!({"command": "pytest"}), None).shell_command(&names).as_deref(), Some("pytest"));
+        assert_eq!(call(serde_json::Value::Null, Some("echo hi")).shell_command(&names).as_deref(), Some("echo hi"));
+    }
+}

@@ -10,12 +10,42 @@
 //! The walk is a fast path, not a second parser with its own opinions: any input it does not
 //! accept in full (bad syntax, a duplicate or missing field, trailing bytes) makes it give up,
 //! and the adapter reads the document the old way, which either yields the same result or the
-//! same diagnostic as before.
+//! same diagnostic as before. That old reading is here too ([`document`], then [`each_at`]),
+//! so both give items in the same shape and one step builder serves either.
 
 use std::ops::Range;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use crate::ingest::diag::InputError;
+use crate::ingest::source::Source;
+
+/// The whole file as one JSON document `T` that borrows from it (`Source::json` owns), named
+/// `what` in errors: the slow path's first pass.
+///
+/// # Errors
+/// The file is not UTF-8 text or not such a document.
+pub fn document<'a, T: Deserialize<'a>>(src: &'a Source, what: &str) -> Result<T, InputError> {
+    serde_json::from_str(src.text()?).map_err(|e| InputError::from_json(&src.display, &src.bytes, what, &e))
+}
+
+/// Every raw item of a document's array read as `T`, with the bytes it spans: the slow path's
+/// second pass. An item that does not fit is an error at its own bytes, named `what`.
+///
+/// # Errors
+/// The first item that does not deserialize.
+pub fn each_at<'a, T: Deserialize<'a>>(src: &Source, items: &[&'a RawValue], what: &str) -> Result<Vec<(Range<usize>, T)>, InputError> {
+    items
+        .iter()
+        .map(|raw| {
+            let start = src.offset_of(raw.get()).unwrap_or(0);
+            let item = serde_json::from_str(raw.get()).map_err(|e| InputError::from_json_at(&src.display, &src.bytes, start, what, &e))?;
+            Ok((start..start + raw.get().len(), item))
+        })
+        .collect()
+}
 
 /// The walk met something it does not decide on: the caller reads the document the slow way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +90,22 @@ impl<'a> JsonWalk<'a> {
     }
 
     /// The value at the cursor as `T`, read once, with the byte range it spans.
-    ///
-    /// # Errors
-    /// The value is not valid JSON or does not fit `T`.
-    pub fn value<T: Deserialize<'a>>(&mut self) -> Result<(T, Range<usize>), GiveUp> {
+    fn spanned<T: Deserialize<'a>>(&mut self) -> Result<(Range<usize>, T), GiveUp> {
         self.skip_ws();
         let start = self.pos;
         let mut stream = serde_json::Deserializer::from_str(&self.text[start..]).into_iter::<T>();
         let v = stream.next().ok_or(GiveUp)?.map_err(|_| GiveUp)?;
         let end = start + stream.byte_offset();
         self.pos = end;
-        Ok((v, start..end))
+        Ok((start..end, v))
+    }
+
+    /// The value at the cursor as `T`, read once.
+    ///
+    /// # Errors
+    /// The value is not valid JSON or does not fit `T`.
+    pub fn value<T: Deserialize<'a>>(&mut self) -> Result<T, GiveUp> {
+        self.spanned().map(|(_, v)| v)
     }
 
     /// Steps over the value at the cursor.
@@ -98,7 +133,7 @@ impl<'a> JsonWalk<'a> {
             if self.peek() != Some(b'"') {
                 return Err(GiveUp);
             }
-            let (key, _) = self.value::<std::borrow::Cow<'a, str>>()?;
+            let key = self.value::<std::borrow::Cow<'a, str>>()?;
             if seen.contains(&key) {
                 return Err(GiveUp);
             }
@@ -126,36 +161,23 @@ impl<'a> JsonWalk<'a> {
         }
     }
 
-    /// Calls `item` for each element of the array at the cursor; `item` must read or skip it.
-    ///
-    /// # Errors
-    /// Not an array, bad syntax, or an error from `item`.
-    pub fn array(&mut self, mut item: impl FnMut(&mut Self) -> Result<(), GiveUp>) -> Result<(), GiveUp> {
-        self.expect(b'[')?;
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            item(self)?;
-            if !self.more(b']')? {
-                return Ok(());
-            }
-        }
-    }
-
     /// The array at the cursor, each item read once as `T`, with the bytes it spans.
     ///
     /// # Errors
     /// Not an array, bad syntax, or an item that does not fit `T`.
     pub fn items<T: Deserialize<'a>>(&mut self) -> Result<Vec<(Range<usize>, T)>, GiveUp> {
+        self.expect(b'[')?;
         let mut items = Vec::new();
-        self.array(|w| {
-            let (item, at) = w.value()?;
-            items.push((at, item));
-            Ok(())
-        })?;
-        Ok(items)
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            items.push(self.spanned()?);
+            if !self.more(b']')? {
+                return Ok(items);
+            }
+        }
     }
 
     /// Nothing but whitespace is left (serde refuses trailing characters).
@@ -167,29 +189,42 @@ impl<'a> JsonWalk<'a> {
     }
 }
 
+/// Every file under the repository's `roots` whose path ends with `suffix`, for the tests that
+/// hold an adapter's one-pass reading to its two-pass one on the samples.
+#[cfg(test)]
+pub(crate) fn sample_files(roots: &[&str], suffix: &str) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs: Vec<std::path::PathBuf> = roots.iter().map(|r| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(r)).collect();
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(suffix) {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::value::RawValue;
-
     use super::*;
 
     /// Items and spans of `doc.messages`, by the walk.
     fn walked(doc: &str) -> Result<Vec<(serde_json::Value, Range<usize>)>, GiveUp> {
         let mut w = JsonWalk::new(doc);
-        let mut items = Vec::new();
-        let mut seen = false;
+        let mut items = None;
         w.object(|w, key| match key {
             "messages" => {
-                seen = true;
-                w.array(|w| {
-                    items.push(w.value()?);
-                    Ok(())
-                })
+                items = Some(w.items()?.into_iter().map(|(at, v)| (v, at)).collect());
+                Ok(())
             }
             _ => w.skip(),
         })?;
         w.end()?;
-        if seen { Ok(items) } else { Err(GiveUp) }
+        items.ok_or(GiveUp)
     }
 
     #[derive(serde::Deserialize)]

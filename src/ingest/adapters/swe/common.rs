@@ -1,62 +1,11 @@
-//! What the SWE-bench harness adapters (mini-swe-agent, SWE-agent) read the same way: a JSON
-//! document and its items one by one, the exit status a batch run lists for a trajectory saved
-//! before it ended, and the first lines of a harness's complaint about a reply.
+//! What the SWE-bench harness adapters (mini-swe-agent, SWE-agent) read the same way: the exit
+//! status a batch run lists for a trajectory saved before it ended, and the first lines of a
+//! harness's complaint about a reply.
 
 use std::path::Path;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
-use crate::ingest::diag::InputError;
 use crate::ingest::format::Ctx;
-use crate::ingest::source::Source;
 use crate::model::Trajectory;
-
-/// The whole file as one JSON document `T` that borrows from it (`Source::json` owns), named
-/// `what` in errors.
-///
-/// # Errors
-/// The file is not UTF-8 text or not such a document.
-pub fn document<'a, T: Deserialize<'a>>(src: &'a Source, what: &str) -> Result<T, InputError> {
-    serde_json::from_str(src.text()?).map_err(|e| InputError::from_json(&src.display, &src.bytes, what, &e))
-}
-
-/// Reads every item of a document's array as `T`; an item that does not fit is an error at its
-/// own bytes, named `what`.
-///
-/// # Errors
-/// The first item that does not deserialize.
-pub fn each<'a, T: Deserialize<'a>>(src: &Source, items: &[&'a RawValue], what: &str) -> Result<Vec<(&'a RawValue, T)>, InputError> {
-    items
-        .iter()
-        .map(|raw| {
-            let item = serde_json::from_str(raw.get()).map_err(|e| {
-                let base = src.offset_of(raw.get()).unwrap_or(0);
-                InputError::from_json_at(&src.display, &src.bytes, base, what, &e)
-            })?;
-            Ok((*raw, item))
-        })
-        .collect()
-}
-
-/// [`each`], with each item's byte range in place of its raw slice (what the one-pass
-/// readings of `json_walk` give, so one builder serves both).
-///
-/// # Errors
-/// The first item that does not deserialize.
-pub fn each_at<'a, T: Deserialize<'a>>(
-    src: &Source,
-    items: &[&'a RawValue],
-    what: &str,
-) -> Result<Vec<(std::ops::Range<usize>, T)>, InputError> {
-    Ok(each(src, items, what)?
-        .into_iter()
-        .map(|(raw, item)| {
-            let start = src.offset_of(raw.get()).unwrap_or(0);
-            (start..start + raw.get().len(), item)
-        })
-        .collect())
-}
 
 /// The exit status the batch's `*exit_statuses*.yaml` gives `task`, as a status signal, for a
 /// trajectory whose own file has none (saved mid-run). The field names the file it came from.

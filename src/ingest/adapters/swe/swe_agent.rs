@@ -13,18 +13,17 @@
 //! batch's `run_batch_exit_statuses.yaml`) and the limits of the replay config are recorded as
 //! signals, for the profile (`rules/harnesses/swe-agent.toml`) to interpret.
 
+use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::ops::Range;
-
 use serde_json::value::RawValue;
 
-use super::common::{batch_status, complaint_summary, document, each_at};
+use super::common::{batch_status, complaint_summary};
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, tool_call};
-use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk, document, each_at};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;
@@ -89,9 +88,9 @@ fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
                 doc.trajectory = w.items()?;
             }
             "history" => doc.history = w.items()?,
-            "info" => doc.info = w.value()?.0,
-            "replay_config" => doc.replay_config = w.value()?.0,
-            "attempts" => doc.attempts = w.value()?.0,
+            "info" => doc.info = w.value()?,
+            "replay_config" => doc.replay_config = w.value()?,
+            "attempts" => doc.attempts = w.value()?,
             _ => w.skip()?,
         }
         Ok(())
@@ -539,18 +538,7 @@ mod tests {
 
     #[test]
     fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
-        let mut files = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/swe-agent"))];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "traj") {
-                    files.push(p);
-                }
-            }
-        }
+        let files = crate::ingest::adapters::shared::json_walk::sample_files(&["samples/swe-agent"], ".traj");
         let sketch = |d: &Doc<'_>| {
             let history: Vec<String> = d.history.iter().map(|(at, h)| format!("{at:?} {} {} {:?}", h.role, h.content, h.action)).collect();
             let steps: Vec<String> = d.trajectory.iter().map(|(at, e)| format!("{at:?} {} {:?}", e.action, e.observation)).collect();

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::to_u32;
 use crate::ingest::adapters::shared::common::{content_text, declared_tool, tool_call, uint};
-use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk, document, each_at};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -149,17 +149,8 @@ fn read_doc(src: &Source, what: &str) -> Result<Doc, InputError> {
 
 /// The document as [`RawDoc`] reads it, then each step again.
 fn two_pass(src: &Source, what: &str) -> Result<Doc, InputError> {
-    let doc: RawDoc<'_> = serde_json::from_str(src.text()?).map_err(|e| InputError::from_json(&src.display, &src.bytes, what, &e))?;
-    let steps = doc
-        .steps
-        .iter()
-        .map(|raw| {
-            let start = src.offset_of(raw.get()).unwrap_or(0);
-            let s: RawStep =
-                serde_json::from_str(raw.get()).map_err(|e| InputError::from_json_at(&src.display, &src.bytes, start, "ATIF step", &e))?;
-            Ok((start..start + raw.get().len(), s))
-        })
-        .collect::<Result<_, InputError>>()?;
+    let doc: RawDoc<'_> = document(src, what)?;
+    let steps = each_at(src, &doc.steps, "ATIF step")?;
     Ok(Doc {
         schema_version: doc.schema_version,
         session_id: doc.session_id,
@@ -186,13 +177,13 @@ fn one_pass(text: &str) -> Result<Doc, GiveUp> {
     };
     w.object(|w, key| {
         match key {
-            "schema_version" => schema_version = Some(w.value::<String>()?.0),
-            "session_id" => doc.session_id = w.value()?.0,
-            "agent" => doc.agent = w.value()?.0,
+            "schema_version" => schema_version = Some(w.value::<String>()?),
+            "session_id" => doc.session_id = w.value()?,
+            "agent" => doc.agent = w.value()?,
             "steps" => steps = Some(w.items()?),
-            "final_metrics" => doc.final_metrics = w.value()?.0,
-            "continued_trajectory_ref" => doc.continued_trajectory_ref = w.value()?.0,
-            "notes" => doc.notes = w.value()?.0,
+            "final_metrics" => doc.final_metrics = w.value()?,
+            "continued_trajectory_ref" => doc.continued_trajectory_ref = w.value()?,
+            "notes" => doc.notes = w.value()?,
             _ => w.skip()?,
         }
         Ok(())
@@ -454,20 +445,10 @@ mod tests {
 
     #[test]
     fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
-        let mut files = Vec::new();
-        for root in ["samples/atif", "samples/harbor", "samples/invalid"] {
-            let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(root)];
-            while let Some(d) = dirs.pop() {
-                for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
-                    let p = e.path();
-                    if p.is_dir() {
-                        dirs.push(p);
-                    } else if p.to_string_lossy().ends_with("trajectory.json") {
-                        files.push(p);
-                    }
-                }
-            }
-        }
+        let files = crate::ingest::adapters::shared::json_walk::sample_files(
+            &["samples/atif", "samples/harbor", "samples/invalid"],
+            "trajectory.json",
+        );
         let sketch = |d: &Doc| {
             let steps: Vec<String> = d
                 .steps

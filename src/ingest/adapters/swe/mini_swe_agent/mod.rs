@@ -15,9 +15,8 @@ mod v2;
 /// mini-swe-agent's submit protocol, which its runs inside Terminal-Bench captures follow too.
 pub(crate) use steps::submits;
 
-use std::path::Path;
-
 use std::ops::Range;
+use std::path::Path;
 
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker, structure};
@@ -28,8 +27,8 @@ use crate::model::Trajectory;
 use self::raw::{RawDoc, RawExtra, RawInfo, RawMsg, message_time, sum_tokens};
 use self::steps::Builder;
 use self::v1::Templates;
-use super::common::{batch_status, document, each_at};
-use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk};
+use super::common::batch_status;
+use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk, document, each_at};
 
 /// mini-swe-agent `.traj.json` files.
 pub struct MiniSweAgent;
@@ -162,13 +161,13 @@ fn one_pass(text: &str) -> Result<Doc<'_>, GiveUp> {
     let mut has_messages = false;
     w.object(|w, key| {
         match key {
-            "info" => doc.info = w.value()?.0,
+            "info" => doc.info = w.value()?,
             "messages" => {
                 has_messages = true;
                 doc.messages = w.items()?;
             }
-            "trajectory_format" => doc.trajectory_format = w.value()?.0,
-            "instance_id" => doc.instance_id = w.value()?.0,
+            "trajectory_format" => doc.trajectory_format = w.value()?,
+            "instance_id" => doc.instance_id = w.value()?,
             _ => w.skip()?,
         }
         Ok(())
@@ -277,18 +276,7 @@ mod tests {
 
     #[test]
     fn one_pass_reads_every_sample_as_the_two_pass_reading_does() {
-        let mut files = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/mini-swe-agent"))];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).expect("samples are readable").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.to_string_lossy().ends_with(".traj.json") {
-                    files.push(p);
-                }
-            }
-        }
+        let files = crate::ingest::adapters::shared::json_walk::sample_files(&["samples/mini-swe-agent"], ".traj.json");
         assert!(files.len() >= 10, "the samples hold mini-swe-agent trajectories");
         let sketch = |d: &Doc<'_>| {
             let messages: Vec<String> = d

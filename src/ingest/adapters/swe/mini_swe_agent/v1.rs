@@ -140,7 +140,7 @@ fn static_prefix(template: &str) -> Option<String> {
 }
 
 /// The exit code an observation reports: `<returncode>N</returncode>` (the default templates)
-/// or the at dict of the bare `Observation: {{output}}` template.
+/// or the raw dict of the bare `Observation: {{output}}` template.
 fn returncode(text: &str) -> Option<i64> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
