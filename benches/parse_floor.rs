@@ -1,10 +1,11 @@
 //! The parse floor of a corpus, for BENCHMARKS.md: reading the bytes alone, then serde_json
-//! parsing every JSON document into `serde_json::Value`, on one thread. Prints JSON.
+//! parsing every JSON document into `serde_json::Value`, then into typed structs of the fields a
+//! record needs (`coroner::bench::typed`), on one thread. Prints JSON.
 //!
 //! `cargo bench --bench parse_floor -- DIR [--passes N]` (bench/run.sh runs it); the fastest
 //! of N passes is reported for each, after one untimed pass that warms the page cache.
 
-use coroner::bench::floor::{Pass, corpus_files, parse_values, read_only};
+use coroner::bench::floor::{Pass, corpus_files, parse_typed, parse_values, read_only};
 
 fn main() {
     let mut dir = None;
@@ -27,6 +28,7 @@ fn main() {
     let best = |f: &dyn Fn() -> Pass| (0..passes.max(1)).map(|_| f()).min_by(|a, b| a.secs.total_cmp(&b.secs)).unwrap_or_default();
     let read = best(&|| read_only(&files));
     let parse = best(&|| parse_values(&files));
+    let typed = best(&|| parse_typed(&files));
     let show = |p: &Pass| {
         serde_json::json!({
             "files": p.files,
@@ -38,6 +40,6 @@ fn main() {
             "mb_per_s": p.mb_per_s(),
         })
     };
-    let out = serde_json::json!({ "dir": dir.display().to_string(), "passes": passes, "read": show(&read), "parse_value": show(&parse) });
+    let out = serde_json::json!({ "dir": dir.display().to_string(), "passes": passes, "read": show(&read), "parse_value": show(&parse), "parse_typed": show(&typed) });
     println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
 }

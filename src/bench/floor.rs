@@ -7,6 +7,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::typed::Schema;
+
 /// What kind of file the floor reads, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
@@ -90,31 +92,27 @@ pub fn read_only(files: &[(PathBuf, Kind)]) -> Pass {
     p
 }
 
-fn parse_doc(bytes: &[u8], p: &mut Pass) {
-    p.documents += 1;
-    p.parsed_bytes += bytes.len() as u64;
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) => {
-            std::hint::black_box(&v);
-        }
-        Err(_) => p.errors += 1,
-    }
-}
-
-/// Reads every file and parses every JSON document in it into `serde_json::Value`.
-#[must_use]
-pub fn parse_values(files: &[(PathBuf, Kind)]) -> Pass {
+/// Reads every file and hands each JSON document in it to `parse`, with the typed schema its
+/// place implies; counts documents, bytes and the ones `parse` refuses.
+fn each_document(files: &[(PathBuf, Kind)], parse: impl Fn(Schema, &[u8]) -> bool) -> Pass {
     let t0 = Instant::now();
     let mut p = Pass::default();
+    let doc = |schema: Schema, bytes: &[u8], p: &mut Pass| {
+        p.documents += 1;
+        p.parsed_bytes += bytes.len() as u64;
+        if !parse(schema, bytes) {
+            p.errors += 1;
+        }
+    };
     for (f, kind) in files {
         let Ok(bytes) = std::fs::read(f) else { continue };
         p.files += 1;
         p.bytes += bytes.len() as u64;
         match kind {
-            Kind::Json => parse_doc(&bytes, &mut p),
+            Kind::Json => doc(Schema::Json, &bytes, &mut p),
             Kind::Jsonl => {
                 for line in bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
-                    parse_doc(line, &mut p);
+                    doc(Schema::ClaudeLine, line, &mut p);
                 }
             }
             Kind::Eval => {
@@ -130,18 +128,32 @@ pub fn parse_values(files: &[(PathBuf, Kind)]) -> Pass {
                     if !m.name().ends_with(".json") {
                         continue;
                     }
+                    let schema = if m.name().starts_with("samples/") { Schema::EvalSample } else { Schema::EvalOther };
                     let mut buf = Vec::with_capacity(usize::try_from(m.size()).unwrap_or(0));
                     if m.read_to_end(&mut buf).is_err() {
                         p.errors += 1;
                         continue;
                     }
-                    parse_doc(&buf, &mut p);
+                    doc(schema, &buf, &mut p);
                 }
             }
         }
     }
     p.secs = t0.elapsed().as_secs_f64();
     p
+}
+
+/// Reads every file and parses every JSON document in it into `serde_json::Value`.
+#[must_use]
+pub fn parse_values(files: &[(PathBuf, Kind)]) -> Pass {
+    each_document(files, |_, bytes| std::hint::black_box(serde_json::from_slice::<serde_json::Value>(bytes)).is_ok())
+}
+
+/// Reads every file and parses every JSON document in it into the typed structs of
+/// [`super::typed`]: the fields a record needs, owned.
+#[must_use]
+pub fn parse_typed(files: &[(PathBuf, Kind)]) -> Pass {
+    each_document(files, |schema, bytes| super::typed::parse(schema, bytes).is_ok())
 }
 
 #[cfg(test)]
@@ -169,7 +181,12 @@ mod tests {
         assert_eq!(files.len(), 3);
         let p = parse_values(&files);
         assert_eq!((p.files, p.documents, p.errors), (3, 5, 0));
-        let r = read_only(&files);
-        assert_eq!(r.bytes, p.bytes);
+        assert_eq!(read_only(&files).bytes, p.bytes);
+        let t = parse_typed(&files);
+        assert_eq!((t.files, t.documents, t.errors, t.parsed_bytes), (3, 5, 0, p.parsed_bytes));
+        // A document the typed schema refuses is counted as an error, not skipped.
+        std::fs::write(dir.path().join("a.json"), br#"[1, 2]"#).unwrap();
+        assert_eq!(parse_typed(&files).errors, 1);
+        assert_eq!(parse_values(&files).errors, 0);
     }
 }
