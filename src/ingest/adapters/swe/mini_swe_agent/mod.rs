@@ -283,7 +283,10 @@ mod tests {
                 .messages
                 .iter()
                 .map(|(at, m)| {
-                    format!("{at:?} {:?} {} {:?}", m.role, m.content, m.extra.as_ref().and_then(|e| e.response).map(|r| r.get()))
+                    let response = raw::response_of(m.extra.as_ref()).map(|r| {
+                        (r.usage.to_string(), r.output.to_string(), r.choices.iter().map(|c| c.message().to_string()).collect::<Vec<_>>())
+                    });
+                    format!("{at:?} {:?} {} {response:?}", m.role, m.content)
                 })
                 .collect();
             (messages, d.info.exit_status.clone(), d.info.submission.clone(), d.trajectory_format.clone(), d.instance_id.clone())

@@ -102,9 +102,9 @@ pub(super) struct RawFunction {
 pub(super) struct RawExtra<'a> {
     pub actions: Option<Vec<Value>>,
     /// The raw API response; its shape depends on the provider (or is a `repr` string), so it
-    /// is read leniently and only when needed.
-    #[serde(borrow)]
-    pub response: Option<&'a RawValue>,
+    /// is read leniently, in the same pass as the message around it.
+    #[serde(borrow, default)]
+    pub response: Lenient<'a>,
     pub cost: Option<f64>,
     pub timestamp: Option<f64>,
     pub returncode: Option<i64>,
@@ -123,21 +123,15 @@ pub(super) struct RawExtra<'a> {
 
 /// The raw API response, read leniently: providers differ and a failed dump is a string.
 /// The reply message is kept raw: it repeats the message's own text and calls, and only a
-/// reply that failed to parse (v2 format errors) needs it whole.
-#[derive(Deserialize)]
+/// reply that failed to parse (v2 format errors) needs it whole. Read by [`Lenient`].
 pub(super) struct RawResponse<'a> {
-    #[serde(default)]
     pub usage: Value,
-    #[serde(borrow, default)]
     pub choices: Vec<RawChoice<'a>>,
     /// Responses API output items.
-    #[serde(default)]
     pub output: Value,
 }
 
-#[derive(Deserialize)]
 pub(super) struct RawChoice<'a> {
-    #[serde(borrow, default)]
     message: Option<&'a RawValue>,
 }
 
@@ -166,8 +160,163 @@ impl RawChoice<'_> {
     }
 }
 
-pub(super) fn response_of<'a>(extra: Option<&RawExtra<'a>>) -> Option<RawResponse<'a>> {
-    serde_json::from_str(extra?.response?.get()).ok()
+pub(super) fn response_of<'e, 'a>(extra: Option<&'e RawExtra<'a>>) -> Option<&'e RawResponse<'a>> {
+    extra?.response.0.as_ref()
+}
+
+/// `extra.response` when it has [`RawResponse`]'s shape, `None` for anything else (a `repr`
+/// string, `null`, a `choices` that is not a list of objects, a repeated key): what reading its
+/// raw text again with serde gave, without reading those bytes twice (it was a tenth of
+/// mini-swe-agent's reading time). Never fails on well-formed JSON, so a strange response does
+/// not cost the message.
+#[derive(Default)]
+pub(super) struct Lenient<'a>(pub Option<RawResponse<'a>>);
+
+/// A `choices` list: `None` unless a list of objects.
+#[derive(Default)]
+struct Choices<'a>(Option<Vec<RawChoice<'a>>>);
+
+/// One choice: `None` when it is not an object or repeats `message`.
+#[derive(Default)]
+struct Choice<'a>(Option<RawChoice<'a>>);
+
+/// The visitor methods of a lenient reader for the scalars it does not read: each is read as
+/// `Self::Value::default()`.
+macro_rules! the_rest_is_default {
+    () => {
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+    };
+}
+
+/// A visitor of `T` that borrows from the input.
+struct Of<'a, T>(std::marker::PhantomData<&'a T>);
+
+impl<'a, T> Of<'a, T> {
+    const NEW: Self = Of(std::marker::PhantomData);
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Of<'a, Lenient<'a>> {
+    type Value = Lenient<'a>;
+    the_rest_is_default!();
+    /// serde's derived reading also takes a struct's fields as a list, in order.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Lenient<'a>, A::Error> {
+        let usage = seq.next_element::<Value>()?;
+        let choices = if usage.is_some() { seq.next_element::<Choices<'a>>()? } else { None };
+        let output = if choices.is_some() { seq.next_element::<Value>()? } else { None };
+        let mut fits = true;
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            fits = false;
+        }
+        let choices = choices.map_or(Some(Vec::new()), |c| c.0);
+        Ok(Lenient(choices.filter(|_| fits).map(|choices| RawResponse {
+            usage: usage.unwrap_or_default(),
+            choices,
+            output: output.unwrap_or_default(),
+        })))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Lenient<'a>, A::Error> {
+        let (mut usage, mut choices, mut output) = (None, None, None);
+        let mut fits = true;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "usage" => fits &= usage.replace(map.next_value::<Value>()?).is_none(),
+                "output" => fits &= output.replace(map.next_value::<Value>()?).is_none(),
+                "choices" => fits &= choices.replace(map.next_value::<Choices<'a>>()?).is_none(),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let choices = choices.map_or(Some(Vec::new()), |c| c.0);
+        Ok(Lenient(choices.filter(|_| fits).map(|choices| RawResponse {
+            usage: usage.unwrap_or_default(),
+            choices,
+            output: output.unwrap_or_default(),
+        })))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Lenient<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Of::<Lenient<'a>>::NEW)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Of<'a, Choices<'a>> {
+    type Value = Choices<'a>;
+    the_rest_is_default!();
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Choices<'a>, A::Error> {
+        let mut out = Some(Vec::new());
+        while let Some(Choice(c)) = seq.next_element::<Choice<'a>>()? {
+            match (c, out.as_mut()) {
+                (Some(c), Some(v)) => v.push(c),
+                _ => out = None,
+            }
+        }
+        Ok(Choices(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Choices<'a>, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Choices(None))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Of::<Choices<'a>>::NEW)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Of<'a, Choice<'a>> {
+    type Value = Choice<'a>;
+    the_rest_is_default!();
+    /// As a list, as serde's derived reading takes it: `[message]`.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Choice<'a>, A::Error> {
+        let message = seq.next_element::<Option<&'a RawValue>>()?;
+        let mut fits = true;
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            fits = false;
+        }
+        Ok(Choice(fits.then(|| RawChoice { message: message.flatten() })))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Choice<'a>, A::Error> {
+        let mut message: Option<Option<&'a RawValue>> = None;
+        let mut fits = true;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "message" {
+                fits &= message.replace(map.next_value::<Option<&'a RawValue>>()?).is_none();
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Choice(fits.then(|| RawChoice { message: message.flatten() })))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Of::<Choice<'a>>::NEW)
+    }
 }
 
 pub(super) fn unix_time(secs: f64) -> Option<jiff::Timestamp> {
@@ -217,6 +366,80 @@ pub(super) fn sum_tokens(t: &mut Trajectory) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads `extra.response` as it was read before [`Lenient`]: its raw text again, with
+    /// serde's derived reading of the same fields, `None` on any error.
+    fn read_twice(raw: &str) -> Option<(String, String, Vec<String>)> {
+        #[derive(Deserialize)]
+        struct Old<'a> {
+            #[serde(default)]
+            usage: Value,
+            #[serde(borrow, default)]
+            choices: Vec<OldChoice<'a>>,
+            #[serde(default)]
+            output: Value,
+        }
+        #[derive(Deserialize)]
+        struct OldChoice<'a> {
+            #[serde(borrow, default)]
+            message: Option<&'a RawValue>,
+        }
+        let r: Old<'_> = serde_json::from_str(raw).ok()?;
+        Some((
+            r.usage.to_string(),
+            r.output.to_string(),
+            r.choices.iter().map(|c| c.message.map(|m| m.get().to_string()).unwrap_or_default()).collect(),
+        ))
+    }
+
+    #[test]
+    fn a_response_read_in_one_pass_is_what_reading_it_again_gave() {
+        let cases = [
+            r#"{"usage": {"prompt_tokens": 3}, "choices": [{"index": 0, "message": {"content": "x", "reasoning_content": "r"}}]}"#,
+            r#"{"output": [{"type": "message"}], "usage": null}"#,
+            r#"{}"#,
+            r#""ModelResponse(id='x')""#,
+            "null",
+            "12",
+            "-1.5",
+            "true",
+            r#"[{"usage": 1}, [], "x"]"#,
+            r#"[{"usage": 1}, [[{"a": 1}], []], "x"]"#,
+            r#"[{"usage": 1}, [[1, 2]]]"#,
+            r#"[1]"#,
+            r#"[]"#,
+            r#"[1, [], 2, 3]"#,
+            r#"{"choices": null}"#,
+            r#"{"choices": {}}"#,
+            r#"{"choices": "x"}"#,
+            r#"{"choices": [null]}"#,
+            r#"{"choices": [{"message": null}, {"finish_reason": "stop"}]}"#,
+            r#"{"choices": [{"message": 1, "message": 2}]}"#,
+            r#"{"choices": [[], {"message": {}}]}"#,
+            r#"{"usage": 1, "usage": 2}"#,
+            r#"{"choices": [], "choices": []}"#,
+            r#"{"us\u0061ge": {"input_tokens": 7}, "x": {"usage": [1]}}"#,
+        ];
+        for raw in cases {
+            #[derive(Deserialize)]
+            struct Holder<'a> {
+                #[serde(borrow)]
+                response: Lenient<'a>,
+                after: u8,
+            }
+            let doc = format!(r#"{{"response": {raw}, "after": 1}}"#);
+            let h: Holder<'_> = serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(h.after, 1, "{raw}: the reading goes on after the response");
+            let one = h.response.0.map(|r| {
+                (
+                    r.usage.to_string(),
+                    r.output.to_string(),
+                    r.choices.iter().map(|c| c.message.map(|m| m.get().to_string()).unwrap_or_default()).collect(),
+                )
+            });
+            assert_eq!(one, read_twice(raw), "{raw}");
+        }
+    }
 
     #[test]
     fn unix_times_are_rounded_to_microseconds() {

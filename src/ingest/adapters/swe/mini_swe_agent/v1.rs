@@ -159,7 +159,7 @@ impl Builder<'_> {
             }
             "assistant" => {
                 let response = response_of(m.extra.as_ref());
-                let mut step = Self::assistant(m, text.clone(), response.as_ref());
+                let mut step = Self::assistant(m, text.clone(), response);
                 let actions = self.tpl.action_re.actions(&text);
                 self.seen_assistant = true;
                 self.unparsed = None;

@@ -120,7 +120,7 @@ impl Builder<'_> {
                 }
             }
         }
-        let mut step = Self::assistant(m, text, response.as_ref());
+        let mut step = Self::assistant(m, text, response);
         step.tool_calls = calls;
         self.seen_assistant = true;
         let pending = Self::pending_of(0, &step.tool_calls);
@@ -166,7 +166,7 @@ impl Builder<'_> {
     fn v2_format_error(&mut self, at: &Range<usize>, m: &RawMsg<'_>, complaint: String) {
         let extra = m.extra.as_ref();
         let response = response_of(extra);
-        let reply = response.as_ref().map(|r| match r.choices.first() {
+        let reply = response.map(|r| match r.choices.first() {
             Some(c) => Self::reply_parts(&c.message()),
             None => Self::reply_parts(&serde_json::json!({ "output": r.output })),
         });
@@ -183,7 +183,7 @@ impl Builder<'_> {
                 (String::new(), Vec::new())
             }
         };
-        let mut step = Self::assistant(m, text, response.as_ref());
+        let mut step = Self::assistant(m, text, response);
         step.format_error = Some(complaint_summary(&complaint));
         let names: Vec<String> = calls.iter().map(|c| c.name.clone()).collect();
         step.tool_calls = calls;
