@@ -22,7 +22,6 @@
 //! output, or its error type with `field = "error_type"`; `errors_only = true` limits it to
 //! results the format marked as errors.
 
-use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -145,7 +144,7 @@ impl Meaning {
 #[derive(Debug, Clone)]
 pub enum Matcher {
     Exact(String),
-    Pattern(Regex),
+    Pattern(super::pattern::Pattern),
 }
 
 /// One compiled entry.

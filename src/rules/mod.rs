@@ -4,6 +4,7 @@
 
 pub mod load;
 pub mod meanings;
+pub mod pattern;
 pub mod profile;
 
 pub use load::{FLAGS, IMPLEMENTED_RULES, Rules, RulesError, Taxonomy};

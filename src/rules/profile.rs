@@ -2,7 +2,7 @@
 //! mean, and the phrase lists the rules match. Each profile is merged over `default`: lists are
 //! added to, scalars overridden, regexes compiled once at load time.
 
-use regex::Regex;
+pub use super::pattern::Pattern;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -171,20 +171,19 @@ impl ToolMatcher {
 /// A named list of patterns.
 #[derive(Debug, Clone)]
 pub struct Phrases {
-    pub list: Vec<Regex>,
+    pub list: Vec<Pattern>,
     /// The patterns as one alternation, for "does any match": one pass over a long tool
     /// output instead of one per pattern, with one literal prefilter for all of them. `None`
     /// when they cannot be joined (verbose-mode comments would swallow the joints).
-    pub any: Option<Regex>,
+    pub any: Option<Pattern>,
 }
 
 impl Phrases {
     /// Joins compiled patterns.
     #[must_use]
-    pub fn from_list(list: Vec<Regex>) -> Self {
+    pub fn from_list(list: Vec<Pattern>) -> Self {
         let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
-        let any =
-            joinable.then(|| compiled(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")).ok()).flatten();
+        let any = joinable.then(|| shared(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")));
         Self { list, any }
     }
 
@@ -199,7 +198,8 @@ impl Phrases {
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        match &self.any {
+        // An alternation too big to compile is read pattern by pattern.
+        match self.any.as_ref().and_then(Pattern::try_get) {
             Some(any) => any.is_match(text),
             None => self.list.iter().any(|r| r.is_match(text)),
         }
@@ -212,19 +212,36 @@ impl Phrases {
     }
 }
 
-/// Every profile repeats `default`'s patterns, so each distinct pattern is compiled once per
-/// process and shared (a `Regex` clone is a reference count).
-pub(crate) fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Regex>>> = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(r) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+/// Every profile repeats `default`'s patterns, so each distinct pattern is checked once per
+/// process, compiled at most once, and shared (a [`Pattern`] clone is a reference count).
+///
+/// # Errors
+/// A pattern that is not a valid regex.
+pub(crate) fn compiled(pattern: &str) -> Result<Pattern, regex::Error> {
+    if let Some(r) = cached(pattern) {
         return Ok(r);
     }
-    let r = Regex::new(pattern)?;
+    let r = Pattern::new(pattern)?;
+    Ok(remember(pattern, r))
+}
+
+/// [`compiled`] for a pattern made of checked ones (an alternation of them), not checked again.
+fn shared(pattern: &str) -> Pattern {
+    cached(pattern).unwrap_or_else(|| remember(pattern, Pattern::unchecked(pattern)))
+}
+
+static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Pattern>>> = std::sync::OnceLock::new();
+
+fn cached(pattern: &str) -> Option<Pattern> {
+    CACHE.get_or_init(Default::default).lock().ok().and_then(|c| c.get(pattern).cloned())
+}
+
+fn remember(pattern: &str, r: Pattern) -> Pattern {
+    let cache = CACHE.get_or_init(Default::default);
     if let Ok(mut c) = cache.lock() {
         c.insert(pattern.to_string(), r.clone());
     }
-    Ok(r)
+    r
 }
 
 /// A compiled, merged profile.
