@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::common::{coroner_in, samples, tempdir};
+use crate::common::{coroner, coroner_in, samples, tempdir};
 
 /// Copies `samples/invalid` into a fresh `bad/` directory and adds the inputs too large to
 /// commit: a 50 MB single line.
@@ -96,6 +96,25 @@ fn a_missing_input_is_counted_as_lost_and_a_bad_invocation_is_a_usage_error() {
     let out = coroner_in(tmp.path(), &["ingest", "--format", "nope", "."]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("known formats"));
+}
+
+#[test]
+fn list_formats_names_the_versions_each_format_reads() {
+    let out = coroner(&["ingest", "--list-formats"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let header = table.lines().next().unwrap_or_default();
+    assert!(header.split_whitespace().eq(["FORMAT", "ROLE", "VERSIONS", "DESCRIPTION"]), "{header}");
+    let row = |name: &str| table.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_default().to_string();
+    for (name, versions) in [
+        ("atif", "  1.0–1.7  "),
+        ("mini-swe-agent", "  1.x text actions, 2.x tool calls  "),
+        ("openhands", "  V0 events  "),
+        ("inspect-json", "  log version 2  "),
+        ("harbor-job", "  -  "),
+    ] {
+        assert!(row(name).contains(versions), "{name} should list {versions:?}: {:?}", row(name));
+    }
 }
 
 #[test]

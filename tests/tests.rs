@@ -23,6 +23,8 @@ mod ingest_claude_code;
 mod ingest_codex;
 /// The same inputs give the same bytes, for any thread count; coroner JSONL round-trips.
 mod ingest_determinism;
+/// Gemini API / Vertex AI generateContent logs: cassettes (plain, SSE, JSON-array streams), batch lines, finish reasons, a real cassette.
+mod ingest_gemini_api;
 /// Gemini CLI chat sessions (real corpus), the JSONL record stream, headless JSON and text output.
 mod ingest_gemini_cli;
 /// Harbor trial directories and ATIF trajectories, on the real corpus.
@@ -41,6 +43,8 @@ mod ingest_otel;
 mod ingest_swe_agent;
 /// talos SQLite run stores and run summaries (samples written from its source), corrupt stores.
 mod ingest_talos;
+/// tau2-bench results: both layouts from samples, real runs from the mirror, classification, detection beside tau-bench v1, bad input.
+mod ingest_tau2_bench;
 /// tau-bench results: the real retail subset and a ReAct sample; bad results cost only themselves.
 mod ingest_tau_bench;
 /// Terminal-Bench 1 trials, run metadata and run-level results, on the real corpus and samples.

@@ -19,7 +19,7 @@ pub struct IngestArgs {
     /// Transcript files or run directories.
     #[arg(required_unless_present = "list_formats")]
     pub paths: Vec<PathBuf>,
-    /// List the formats coroner reads (name, role, description) and exit.
+    /// List the formats coroner reads (name, role, versions read, description) and exit.
     #[arg(long)]
     pub list_formats: bool,
     /// Parse every transcript as this format instead of detecting it (see --list-formats).
@@ -44,18 +44,31 @@ pub struct IngestArgs {
     pub quiet: bool,
 }
 
-/// The formats table `--list-formats` prints.
+/// The formats table `--list-formats` prints: a header, then one row per format with its name,
+/// role, the versions it reads (`-` when it reads none) and its description. The description
+/// comes last so that its length never moves the other columns.
 #[must_use]
 pub fn formats_table() -> String {
     use std::fmt::Write as _;
+    let rows: Vec<[&str; 4]> = crate::ingest::adapters::all()
+        .iter()
+        .map(|ad| {
+            let role = match ad.role() {
+                crate::ingest::format::FileRole::Transcript => "transcript",
+                crate::ingest::format::FileRole::Outcome => "outcome",
+                crate::ingest::format::FileRole::Metadata => "metadata",
+            };
+            let versions = if ad.versions().is_empty() { "-" } else { ad.versions() };
+            [ad.name(), role, versions, ad.describe()]
+        })
+        .collect();
+    let header = ["FORMAT", "ROLE", "VERSIONS", "DESCRIPTION"];
+    // Widths in characters, as `{:<w$}` pads: versions may hold `–` or `≥`.
+    let width = |i: usize| rows.iter().chain([&header]).map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
     let mut out = String::new();
-    for ad in crate::ingest::adapters::all() {
-        let role = match ad.role() {
-            crate::ingest::format::FileRole::Transcript => "transcript",
-            crate::ingest::format::FileRole::Outcome => "outcome",
-            crate::ingest::format::FileRole::Metadata => "metadata",
-        };
-        let _ = writeln!(out, "{:<32} {:<11} {}", ad.name(), role, ad.describe());
+    for [name, role, versions, describe] in std::iter::once(&header).chain(&rows) {
+        let _ = writeln!(out, "{name:<w0$}  {role:<w1$}  {versions:<w2$}  {describe}");
     }
     out
 }
@@ -194,4 +207,74 @@ fn summary_json(s: &Summary) -> serde_json::Value {
         "quarantined_records": s.quarantined_records,
         "diagnostics": diagnostics,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::formats_table;
+    use crate::ingest::adapters::all;
+
+    /// Formats whose versions may be `-`, and why.
+    const NO_VERSIONS: &[(&str, &str)] = &[
+        // Recognized only to keep them out of quarantine; nothing reads them.
+        ("harbor-job", "recognized, never read"),
+        ("litellm-log", "recognized, never read"),
+        ("swe-agent-config", "recognized, never read"),
+        ("exercism-config", "recognized, never read"),
+        ("aider-leaderboard", "recognized, never read"),
+    ];
+
+    #[test]
+    fn every_format_states_the_versions_it_reads() {
+        for ad in all() {
+            let v = ad.versions();
+            assert!(v.chars().count() <= 40, "{}: versions too long for the table: {v:?}", ad.name());
+            assert_eq!(v, v.trim(), "{}: versions with stray whitespace", ad.name());
+            assert!(!v.contains('\n'), "{}: versions on more than one line", ad.name());
+            if v.is_empty() {
+                assert!(
+                    NO_VERSIONS.iter().any(|(n, _)| *n == ad.name()),
+                    "{} states no versions: add them, or say why not in NO_VERSIONS",
+                    ad.name()
+                );
+            }
+        }
+        for (name, _) in NO_VERSIONS {
+            assert!(all().iter().any(|a| a.name() == *name), "NO_VERSIONS names {name}, which is no format");
+        }
+    }
+
+    #[test]
+    fn the_formats_table_shows_versions_in_aligned_columns() {
+        let table = formats_table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), all().len() + 1, "a header and one row per format");
+        let header = lines[0];
+        assert!(header.starts_with("FORMAT ") && header.contains("  ROLE ") && header.contains("  VERSIONS "), "{header}");
+        // Every row's description starts where the header's does, with each format's own.
+        let col = header.chars().count() - "DESCRIPTION".len();
+        assert!(header.ends_with("  DESCRIPTION"), "{header}");
+        for (line, ad) in lines[1..].iter().zip(all()) {
+            let (cells, describe): (String, String) = (line.chars().take(col).collect(), line.chars().skip(col).collect());
+            assert_eq!(describe, ad.describe(), "{line}");
+            assert!(cells.ends_with("  "), "{line}");
+            let versions = if ad.versions().is_empty() { "-" } else { ad.versions() };
+            let mut parts = cells.split("  ").map(str::trim).filter(|c| !c.is_empty());
+            assert_eq!(parts.next(), Some(ad.name()), "{line}");
+            assert!(parts.next().is_some_and(|r| ["transcript", "outcome", "metadata"].contains(&r)), "{line}");
+            assert_eq!(parts.collect::<Vec<_>>().join("  "), versions, "{line}");
+        }
+        let row = |name: &str| lines.iter().find(|l| l.split_whitespace().next() == Some(name)).copied().unwrap_or_default();
+        for (name, versions) in [
+            ("atif", "1.0–1.7"),
+            ("mini-swe-agent", "1.x text actions, 2.x tool calls"),
+            ("openhands", "V0 events"),
+            ("terminal-bench", "Terminal-Bench 1"),
+            ("inspect-eval", "log version 2"),
+            ("codex-exec", "<0.44 protocol, 0.44–0.45"),
+            ("harbor-job", "  -  "),
+        ] {
+            assert!(row(name).contains(versions), "{name} should show {versions:?}: {}", row(name));
+        }
+    }
 }

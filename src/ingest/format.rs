@@ -148,6 +148,19 @@ pub trait Adapter: Sync + Send {
     /// One line for `coroner ingest --list-formats`.
     fn describe(&self) -> &'static str;
 
+    /// Which versions or generations of the format this adapter reads, for
+    /// `coroner ingest --list-formats` (`1.0–1.7`, `V0 events`, `Terminal-Bench 1`): short (at
+    /// most 40 characters), and only what the code handles.
+    ///
+    /// Why: harnesses change their formats between releases, and a file of a version the adapter
+    /// was not written for may parse with fields quietly missing; a user needs to see which
+    /// versions are read before trusting the records of a run. `describe` says what a file is,
+    /// this says which of them. Empty (shown as `-`) only for files recognized to keep them out
+    /// of quarantine but never read, whose version cannot change a record.
+    fn versions(&self) -> &'static str {
+        ""
+    }
+
     fn sniff(&self, probe: &Probe) -> Sniff;
 
     /// Files that belong to this primary file's record and must not be ingested on their own.

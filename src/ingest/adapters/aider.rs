@@ -275,6 +275,10 @@ impl Adapter for AiderResults {
         "Aider benchmark exercise (.aider.results.json + .aider.chat.history.md)"
     }
 
+    fn versions(&self) -> &'static str {
+        "polyglot and older flat layouts"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.has("tests_outcomes") && (j.has("testcase") || j.has("testdir")) {
@@ -323,6 +327,10 @@ impl Adapter for AiderChatHistory {
 
     fn describe(&self) -> &'static str {
         "Aider chat history (read with the .aider.results.json beside it)"
+    }
+
+    fn versions(&self) -> &'static str {
+        "benchmark .aider.chat.history.md"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {

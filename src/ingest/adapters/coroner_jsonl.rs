@@ -27,6 +27,11 @@ impl Adapter for CoronerJsonl {
         "coroner normalized JSONL (one trajectory per line)"
     }
 
+    /// Lines deserialize into today's `Trajectory`, whose layout is `RECORD_VERSION` 1.
+    fn versions(&self) -> &'static str {
+        "record_version 1"
+    }
+
     /// A file of coroner JSONL can hold a whole run; records go out as they are read.
     fn streams(&self, _unit: &Unit) -> bool {
         true

@@ -72,6 +72,10 @@ impl Adapter for MagenticOne {
         "AutoGen Magentic-One message log (list of {role: agent, content}, or wrapped under history)"
     }
 
+    fn versions(&self) -> &'static str {
+        "autogen_magentic_one; Who&When wrapped"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         // The structure first: looking for the roles in the text costs a scan of the prefix.

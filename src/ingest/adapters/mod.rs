@@ -10,6 +10,7 @@ pub mod otel;
 pub mod shared;
 pub mod swe;
 pub mod talos;
+pub mod tau2_bench;
 pub mod tau_bench;
 pub mod terminal;
 
@@ -36,6 +37,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &terminal::terminal_bench::TerminalBenchCapture,
         &terminal::terminal_capture::TerminalCapture,
         &tau_bench::TauBench,
+        &tau2_bench::Tau2Bench,
         &agent_cli::gemini_cli::GeminiSession,
         &agent_cli::gemini_cli::GeminiHeadless,
         &agent_cli::gemini_cli::GeminiStream,
@@ -59,6 +61,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &agent_cli::codex::CodexExec,
         &chat::api::OpenAiChat,
         &chat::api::AnthropicMessages,
+        &chat::api::GeminiGenerateContent,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
         &swebench::Predictions,

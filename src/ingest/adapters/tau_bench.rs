@@ -95,6 +95,10 @@ impl Adapter for TauBench {
         "tau-bench results (EnvRunResult list or one result: task_id, reward, info.reward_info, traj)"
     }
 
+    fn versions(&self) -> &'static str {
+        "tau-bench 1 (tool-calling, ReAct, Act)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         let pre = if j.top_is_array { "[]." } else { "" };

@@ -37,6 +37,9 @@ impl Adapter for SweBenchReport {
     fn describe(&self) -> &'static str {
         "SWE-bench per-instance report.json"
     }
+    fn versions(&self) -> &'static str {
+        "harness report.json, wrapped or bare"
+    }
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.has("resolved") && (j.has("tests_status") || j.has("patch_successfully_applied")) {
@@ -112,6 +115,9 @@ impl Adapter for SweBenchRunReport {
     fn describe(&self) -> &'static str {
         "SWE-bench harness or sb-cli run report (resolved_ids, unresolved_ids, ...)"
     }
+    fn versions(&self) -> &'static str {
+        "harness run report and sb-cli report"
+    }
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.has("resolved_ids") || j.has("unresolved_ids") || j.has("results.resolved_ids") {
@@ -162,6 +168,9 @@ impl Adapter for Predictions {
     }
     fn describe(&self) -> &'static str {
         "SWE-bench predictions (preds.json, all_preds.jsonl): the submitted patch per instance"
+    }
+    fn versions(&self) -> &'static str {
+        "preds.json, all_preds.jsonl, .pred"
     }
     fn sniff(&self, p: &Probe) -> Sniff {
         if let Some(j) = &p.jsonl
@@ -228,6 +237,9 @@ impl Adapter for ExitStatuses {
     }
     fn describe(&self) -> &'static str {
         "mini-swe-agent batch exit statuses (exit_statuses_*.yaml)"
+    }
+    fn versions(&self) -> &'static str {
+        "instances_by_exit_status (mini 1.x)"
     }
     fn sniff(&self, p: &Probe) -> Sniff {
         if matches!(p.ext(), "yaml" | "yml") && p.text().contains("instances_by_exit_status") {

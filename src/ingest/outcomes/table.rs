@@ -62,6 +62,9 @@ impl Adapter for VerdictTable {
     fn describe(&self) -> &'static str {
         "verdict file: CSV or JSON mapping task ids to outcomes"
     }
+    fn versions(&self) -> &'static str {
+        "any task/outcome CSV or JSON"
+    }
     fn sniff(&self, p: &Probe) -> Sniff {
         if p.ext() == "csv" || p.ext() == "tsv" {
             let text = p.text();

@@ -199,6 +199,7 @@ pub fn reply(body: &Value) -> Reply {
         tokens,
         model: body.get("model").and_then(Value::as_str).map(ToString::to_string),
         created: None,
+        ..Reply::default()
     }
 }
 

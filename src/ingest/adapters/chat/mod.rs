@@ -1,5 +1,7 @@
-//! Chat-API logs: OpenAI Chat Completions and Anthropic Messages exchanges, one reader for both.
+//! Chat-API logs: OpenAI Chat Completions, Anthropic Messages and Gemini `generateContent`
+//! exchanges, one reader for all three.
 
 pub mod anthropic;
 pub mod api;
+pub mod gemini;
 pub mod openai;

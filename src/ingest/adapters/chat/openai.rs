@@ -131,6 +131,7 @@ pub fn reply(body: &Value) -> Reply {
         model: body.get("model").and_then(Value::as_str).map(ToString::to_string),
         refusal: msg.and_then(|m| m.get("refusal")).and_then(Value::as_str).filter(|r| !r.is_empty()).map(ToString::to_string),
         created: body.get("created").and_then(Value::as_i64),
+        ..Reply::default()
     }
 }
 

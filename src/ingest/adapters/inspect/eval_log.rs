@@ -167,6 +167,11 @@ impl Adapter for InspectEval {
         "Inspect AI .eval log (ZIP: header.json + samples/<id>_epoch_<n>.json), read member by member"
     }
 
+    /// The header's `version` is read as 2 when absent (`header.rs`); members may be deflate or zstd.
+    fn versions(&self) -> &'static str {
+        "log version 2 (deflate or zstd)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let zip = p.prefix.starts_with(b"PK\x03\x04");
         // The first local header's file name sits at byte 30; Inspect writes the journal first.

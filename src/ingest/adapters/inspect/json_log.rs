@@ -56,6 +56,11 @@ impl Adapter for InspectJson {
         "Inspect AI .json eval log (EvalLog: eval, plan, results, samples)"
     }
 
+    /// The header's `version` is read as 2 when absent (`header.rs`), as the real log has it.
+    fn versions(&self) -> &'static str {
+        "log version 2"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = p.json.as_ref().filter(|j| !j.top_is_array) else { return Err("not a JSON object".into()) };
         let run = j.has("eval.run_id") || j.has("eval.eval_id") || j.has("eval.created");

@@ -54,6 +54,10 @@ impl Adapter for OtelSpans {
         "OpenTelemetry GenAI spans (OTLP JSON resourceSpans, a JSON list of spans, or JSONL), one record per trace"
     }
 
+    fn versions(&self) -> &'static str {
+        "GenAI semconv pre-1.37 and 1.37+"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shapes = [p.json.as_ref().filter(|_| p.jsonl.is_none()), p.jsonl.as_ref()];
         for j in shapes.into_iter().flatten() {

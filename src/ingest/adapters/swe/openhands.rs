@@ -424,6 +424,10 @@ impl Adapter for OpenHandsEvents {
         "OpenHands V0 event list (actions and observations paired by cause)"
     }
 
+    fn versions(&self) -> &'static str {
+        "V0 events"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.top_is_array && j.has("[].source") && (j.has("[].action") || j.has("[].observation")) {
@@ -474,6 +478,10 @@ impl Adapter for OpenHandsEval {
 
     fn describe(&self) -> &'static str {
         "OpenHands evaluation output.jsonl (EvalOutput per line: history, metrics, error, test_result)"
+    }
+
+    fn versions(&self) -> &'static str {
+        "V0 EvalOutput (events or old pairs)"
     }
 
     /// An evaluation output.jsonl holds every instance of a run; records go out as read.

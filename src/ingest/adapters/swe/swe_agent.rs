@@ -185,6 +185,10 @@ impl Adapter for SweAgent {
         "SWE-agent trajectory (*.traj: trajectory, history, info; text actions or function calling)"
     }
 
+    fn versions(&self) -> &'static str {
+        "0.x text actions, ≥1.0 function calls"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         let traj_name = p.name.ends_with(".traj");

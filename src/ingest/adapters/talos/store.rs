@@ -78,6 +78,11 @@ impl Adapter for TalosStore {
         "talos run store (SQLite: events + runs), one record per run_id"
     }
 
+    /// `runs.schema_version` is recorded, not checked; the samples, written from talos's source, are 2.
+    fn versions(&self) -> &'static str {
+        "SqliteRunStore, RunRecord schema 2"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         if !p.prefix.starts_with(SQLITE_MAGIC) {
             return Err("not a SQLite file".into());

@@ -121,6 +121,10 @@ impl Adapter for TalosSummary {
         "talos run summary (outcome, disposition, run_id, record_path, iterations)"
     }
 
+    fn versions(&self) -> &'static str {
+        "RunSummary line of `talos run`"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shape = p.jsonl.as_ref().or(p.json.as_ref()).ok_or("not JSON")?;
         let outcome = shape.str("outcome");

@@ -393,6 +393,10 @@ impl Adapter for Atif {
         "ATIF trajectory (Harbor agent/trajectory.json, v1.0-1.7)"
     }
 
+    fn versions(&self) -> &'static str {
+        "1.0–1.7"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         match j.str("schema_version") {

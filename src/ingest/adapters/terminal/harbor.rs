@@ -101,6 +101,10 @@ impl Adapter for HarborTrial {
         "Harbor trial directory (result.json + agent/trajectory.json)"
     }
 
+    fn versions(&self) -> &'static str {
+        "TrialResult + ATIF 1.0–1.7"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.has("trial_name") && j.has("task_name") && (j.has("agent_info") || j.has("verifier_result") || j.has("trial_uri")) {

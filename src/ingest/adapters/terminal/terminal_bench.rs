@@ -220,6 +220,10 @@ impl Adapter for TerminalBenchTrial {
         "Terminal-Bench 1 trial (results.json + run_metadata.json + terminal capture)"
     }
 
+    fn versions(&self) -> &'static str {
+        "Terminal-Bench 1 (older uuid + current)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.top_is_array {
@@ -367,6 +371,10 @@ impl Adapter for TerminalBenchRun {
         "Terminal-Bench 1 run results (aggregate; records only for trials without a directory)"
     }
 
+    fn versions(&self) -> &'static str {
+        "Terminal-Bench 1 (BenchmarkResults)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.keys.get("results") != Some(&crate::ingest::probe::Scalar::Array) {
@@ -407,6 +415,10 @@ impl Adapter for TerminalBenchRunMetadata {
         "Terminal-Bench 1 run metadata (agent, model, dataset)"
     }
 
+    fn versions(&self) -> &'static str {
+        "Terminal-Bench 1 (RunMetadata)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if j.has("run_id")
@@ -433,6 +445,10 @@ impl Adapter for TerminalBenchCapture {
 
     fn describe(&self) -> &'static str {
         "Terminal-Bench 1 terminal capture or keystroke log (read with its trial)"
+    }
+
+    fn versions(&self) -> &'static str {
+        "Terminal-Bench 1 (tmux agent.log)"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {

@@ -545,6 +545,10 @@ impl Adapter for TerminalCapture {
         "terminal capture of an agent CLI (mini-swe-agent steps) outside a Terminal-Bench trial"
     }
 
+    fn versions(&self) -> &'static str {
+        "mini-swe-agent CLI 1.x–2.x"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         if p.json.is_some() {
             return Err("JSON, not a terminal capture".into());

@@ -46,6 +46,10 @@ impl Adapter for ToolsCapture {
         "tool registry capture (the `tools` array sent to the API); import it with `coroner registry import`, it is not a transcript"
     }
 
+    fn versions(&self) -> &'static str {
+        "Anthropic and OpenAI tool schemas"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let j = p.json.as_ref().ok_or("not JSON")?;
         if j.top_is_array && j.has("[].name") && (j.has("[].input_schema") || j.has("[].inputSchema")) {

@@ -68,6 +68,11 @@ impl Adapter for ClaudeCodeSession {
         "Claude Code session transcript (JSONL: uuid/parentUuid tree, streamed messages, sidechains, subagents/)"
     }
 
+    /// Samples and corpus span 1.0.51 to 2.1.14; `costUSD` lines from before 1.0 are read too (`tree.rs`).
+    fn versions(&self) -> &'static str {
+        "CLI 1.0–2.1 (+ pre-1.0 costUSD)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON Lines")?;
         let kind = shape.str("type").unwrap_or_default();
@@ -218,6 +223,10 @@ impl Adapter for ClaudeCodeSubagentMeta {
 
     fn describe(&self) -> &'static str {
         "Claude Code sub-agent metadata (agent-<id>.meta.json; read with its session)"
+    }
+
+    fn versions(&self) -> &'static str {
+        "CLI 2.x subagents/ layout"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {

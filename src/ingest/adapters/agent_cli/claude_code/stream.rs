@@ -33,6 +33,10 @@ impl Adapter for ClaudeCodeStream {
         "Claude Code stream-json output (system/init, assistant, user, result events)"
     }
 
+    fn versions(&self) -> &'static str {
+        "stream-json (CLI 2.0)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let (shape, pre) = match (&p.jsonl, &p.json) {
             (Some(l), _) => (l, ""),

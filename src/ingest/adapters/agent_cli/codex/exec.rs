@@ -31,6 +31,10 @@ impl Adapter for CodexExec {
         "codex exec --json event stream (thread/turn/item events; before 0.44, protocol events)"
     }
 
+    fn versions(&self) -> &'static str {
+        "<0.44 protocol, 0.44–0.45, 0.46+ items"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON Lines")?;
         let kind = shape.str("type").unwrap_or_default();

@@ -30,6 +30,11 @@ impl Adapter for CodexRollout {
         "Codex CLI session rollout (JSONL: session_meta, turn_context, response_item, event_msg)"
     }
 
+    /// Rollouts from before `RolloutLine` (no `cli_version`) and `RolloutLine` ones of CLI 0.40–0.50.
+    fn versions(&self) -> &'static str {
+        "legacy + RolloutLine (CLI 0.40–0.50)"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON Lines")?;
         let kind = shape.str("type").unwrap_or_default();

@@ -81,6 +81,10 @@ impl Adapter for GeminiHeadless {
         "Gemini CLI headless output (gemini -p --output-format json; plain text with --format)"
     }
 
+    fn versions(&self) -> &'static str {
+        "--output-format json; plain text"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON (plain-text output is read only with --format gemini-cli-headless)".into()) };
         if j.top_is_array {

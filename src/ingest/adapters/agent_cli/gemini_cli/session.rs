@@ -255,6 +255,10 @@ impl Adapter for GeminiSession {
         "Gemini CLI chat session (session-*.json, or the .jsonl record stream)"
     }
 
+    fn versions(&self) -> &'static str {
+        "session .json and newer .jsonl stream"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         if let Some(j) = p.jsonl.as_ref()
             && j.has("sessionId")

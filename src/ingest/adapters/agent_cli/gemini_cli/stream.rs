@@ -34,6 +34,10 @@ impl Adapter for GeminiStream {
         "Gemini CLI headless stream-json events (init, message, tool_use, tool_result, result)"
     }
 
+    fn versions(&self) -> &'static str {
+        "--output-format stream-json"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = p.jsonl.as_ref() else { return Err("not JSON Lines".into()) };
         if j.str("type") == Some("init") && j.has("session_id") && j.has("model") {

@@ -1,4 +1,4 @@
-//! Detection of chat-API logs, and the two adapters (one reader, two provider names).
+//! Detection of chat-API logs, and the three adapters (one reader, three provider names).
 
 use super::{Provider, parse_log};
 use crate::ingest::diag::InputError;
@@ -13,6 +13,14 @@ fn provider_in_text(p: &Probe) -> Option<Provider> {
     }
     if text.contains("/chat/completions") || text.contains("api.openai.com") || text.contains("chat.completion") {
         return Some(Provider::OpenAi);
+    }
+    // After OpenAI's: Google's hosts serve an OpenAI-compatible `/chat/completions` too.
+    if text.contains(":generateContent")
+        || text.contains(":streamGenerateContent")
+        || text.contains("generativelanguage.googleapis.com")
+        || text.contains("publishers/google/models/")
+    {
+        return Some(Provider::Gemini);
     }
     None
 }
@@ -37,9 +45,16 @@ fn json_provider(j: &JsonShape) -> Option<Option<Provider>> {
         || has("params")
         || j.str(&format!("{pre}response.type")) == Some("message");
     let openai = has("response.choices") || has("response.body") || has("response.status_code") || has("body");
-    Some(match (anthropic, openai) {
-        (true, false) => Some(Provider::Anthropic),
-        (false, true) => Some(Provider::OpenAi),
+    let gemini = has("request.contents")
+        || has("response.candidates")
+        || has("response.usageMetadata")
+        || has("response.promptFeedback")
+        || has("request.systemInstruction")
+        || has("request.system_instruction");
+    Some(match (anthropic, openai, gemini) {
+        (true, false, false) => Some(Provider::Anthropic),
+        (false, true, false) => Some(Provider::OpenAi),
+        (false, false, true) => Some(Provider::Gemini),
         _ => None,
     })
 }
@@ -53,7 +68,7 @@ fn sniff_chat(p: &Probe) -> Result<(Option<Provider>, &'static str), String> {
         }
         return match provider_in_text(p) {
             Some(pr) => Ok((Some(pr), "VCR cassette of chat API calls")),
-            None => Err("a VCR cassette, but not of the OpenAI or Anthropic chat APIs".into()),
+            None => Err("a VCR cassette, but not of the OpenAI, Anthropic or Gemini chat APIs".into()),
         };
     }
     let shape = p.jsonl.as_ref().or(p.json.as_ref()).ok_or("not JSON or a YAML cassette")?;
@@ -79,6 +94,10 @@ pub const OpenAiChat: ChatLog = ChatLog(Provider::OpenAi);
 #[expect(non_upper_case_globals, reason = "named like the other adapters, which are unit structs")]
 pub const AnthropicMessages: ChatLog = ChatLog(Provider::Anthropic);
 
+/// Gemini API and Vertex AI `generateContent` / `streamGenerateContent` logs.
+#[expect(non_upper_case_globals, reason = "named like the other adapters, which are unit structs")]
+pub const GeminiGenerateContent: ChatLog = ChatLog(Provider::Gemini);
+
 impl Adapter for ChatLog {
     fn name(&self) -> &'static str {
         self.0.name()
@@ -92,6 +111,19 @@ impl Adapter for ChatLog {
         match self.0 {
             Provider::OpenAi => "OpenAI Chat Completions log: request/response pairs (JSON, JSONL), batch output, VCR cassettes",
             Provider::Anthropic => "Anthropic Messages log: request/response pairs (JSON, JSONL), batch results, VCR cassettes",
+            Provider::Gemini => {
+                "Gemini API / Vertex AI generateContent log: request/response pairs (JSON, JSONL), batch lines, VCR cassettes, streamed chunks"
+            }
+        }
+    }
+
+    fn versions(&self) -> &'static str {
+        // The wire formats as the API versions in their paths name them; every field the
+        // readers use has kept its meaning across those versions.
+        match self.0 {
+            Provider::OpenAi => "/v1/chat/completions, batch, streamed",
+            Provider::Anthropic => "/v1/messages, batches, streamed",
+            Provider::Gemini => "API v1/v1beta, Vertex AI v1, streamed",
         }
     }
 
@@ -101,12 +133,15 @@ impl Adapter for ChatLog {
             // Nothing in the prefix names the provider: parsing decides from the bodies.
             (Provider::OpenAi, (None, why)) => structure(format!("{why} (provider decided from the bodies)")),
             (Provider::OpenAi, (Some(Provider::Anthropic), _)) => Err("an Anthropic Messages log".into()),
+            (Provider::OpenAi, (Some(Provider::Gemini), _)) => Err("a Gemini generateContent log".into()),
             (Provider::Anthropic, (Some(Provider::Anthropic), why)) => marker(format!("{why} (Anthropic)")),
             (Provider::Anthropic, _) => Err("no Anthropic Messages marker".into()),
+            (Provider::Gemini, (Some(Provider::Gemini), why)) => marker(format!("{why} (Gemini)")),
+            (Provider::Gemini, _) => Err("no Gemini generateContent marker".into()),
         }
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
-        parse_log(unit, out)
+        parse_log(unit, self.0, out)
     }
 }

@@ -1,11 +1,13 @@
 //! One logged call: the request, the response or the error it got, read from whichever shape
 //! the log gives it (a request/response pair, an OpenAI batch line, an Anthropic batch result,
-//! a cassette interaction). Bodies written as text are parsed, streamed ones put back together.
+//! a cassette interaction, a Gemini batch line). Bodies written as text are parsed, streamed
+//! ones put back together.
 
 use serde_json::Value;
 
 use super::Provider;
 use super::stream::assemble_sse;
+use crate::ingest::adapters::chat::gemini;
 use crate::ingest::adapters::shared::common::num;
 use crate::model::SourceSpan;
 
@@ -21,7 +23,7 @@ pub struct Exchange {
     /// An Anthropic batch result's `type` when it is not `succeeded` (`errored`, `expired`, ...).
     pub result_type: Option<String>,
     pub span: Option<SourceSpan>,
-    /// `metadata.task_id` or `custom_id`.
+    /// `metadata.task_id`, `custom_id`, or a Gemini batch line's `key`.
     pub key: Option<String>,
     pub uri: Option<String>,
     /// The body could not be read (binary, compressed); said in the notes.
@@ -32,16 +34,27 @@ pub struct Exchange {
     pub messages: Option<usize>,
 }
 
+/// A request's turns: OpenAI and Anthropic `messages`, Gemini `contents`.
+pub fn turns(req: &Value) -> Option<&Vec<Value>> {
+    req.get("messages").or_else(|| req.get("contents")).and_then(Value::as_array)
+}
+
+/// Mutable [`turns`].
+fn turns_mut(req: &mut Value) -> Option<&mut Vec<Value>> {
+    let key = if req.get("messages").is_some() { "messages" } else { "contents" };
+    req.get_mut(key).and_then(Value::as_array_mut)
+}
+
 impl Exchange {
     pub fn req_len(&self) -> usize {
-        self.messages.unwrap_or_else(|| self.request.as_ref().and_then(|r| r.get("messages")).and_then(Value::as_array).map_or(0, Vec::len))
+        self.messages.unwrap_or_else(|| self.request.as_ref().and_then(turns).map_or(0, Vec::len))
     }
 
     /// Drops the history of a request the next one repeats, keeping its length and opening
     /// message: a long log holds each conversation's history once, not once per call.
     pub fn forget_history(&mut self) {
         let n = self.req_len();
-        if let Some(msgs) = self.request.as_mut().and_then(|r| r.get_mut("messages")).and_then(Value::as_array_mut) {
+        if let Some(msgs) = self.request.as_mut().and_then(turns_mut) {
             msgs.truncate(1);
             self.messages = Some(n);
         }
@@ -62,8 +75,15 @@ impl Exchange {
             if r.get("stop_reason").is_some() || r.get("type").and_then(Value::as_str) == Some("message") {
                 return Some(Provider::Anthropic);
             }
+            if gemini::is_response(r) {
+                return Some(Provider::Gemini);
+            }
         }
         if let Some(u) = &self.uri {
+            // The method, not the host: Google's hosts also serve OpenAI-compatible endpoints.
+            if u.contains(":generateContent") || u.contains(":streamGenerateContent") {
+                return Some(Provider::Gemini);
+            }
             if u.contains("anthropic") || u.contains("/v1/messages") {
                 return Some(Provider::Anthropic);
             }
@@ -72,6 +92,9 @@ impl Exchange {
             }
         }
         let req = self.request.as_ref()?;
+        if req.get("contents").is_some() {
+            return Some(Provider::Gemini);
+        }
         if req.get("system").is_some() || req.get("anthropic_version").is_some() {
             return Some(Provider::Anthropic);
         }
@@ -104,14 +127,19 @@ pub fn body_of(part: &Value, ex: &mut Exchange, is_response: bool) {
             },
             other => Some(other.clone()),
         }
-    } else if part.get("messages").is_some() || part.get("choices").is_some() || part.get("content").is_some() {
+    } else if ["messages", "choices", "content", "contents"].iter().any(|k| part.get(*k).is_some()) || gemini::is_response(part) {
         Some(part.clone())
     } else {
         None
     };
     if is_response {
-        match body {
-            Some(b) if b.get("error").is_some_and(|e| !e.is_null()) && b.get("choices").is_none() && b.get("content").is_none() => {
+        match body.map(streamed_array) {
+            Some(b)
+                if b.get("error").is_some_and(|e| !e.is_null())
+                    && b.get("choices").is_none()
+                    && b.get("content").is_none()
+                    && b.get("candidates").is_none() =>
+            {
                 ex.error = Some(error_message(&b));
                 ex.error_field = "response.body.error";
             }
@@ -125,13 +153,28 @@ pub fn body_of(part: &Value, ex: &mut Exchange, is_response: bool) {
     }
 }
 
+/// A `streamGenerateContent` body sent without `alt=sse` is a JSON array of chunks, and an
+/// error during it an array holding the error: either becomes the one body it stands for.
+fn streamed_array(b: Value) -> Value {
+    let Value::Array(items) = &b else { return b };
+    if let Some(err) = items.iter().find(|i| i.get("error").is_some_and(|e| !e.is_null())) {
+        return err.clone();
+    }
+    if !items.is_empty() && items.iter().all(gemini::is_response) {
+        return gemini::merge_chunks(items).unwrap_or(b);
+    }
+    b
+}
+
+/// The error a body carries: OpenAI and Anthropic `{type, message}`, Google's
+/// `{code, message, status}` (the status names the kind, `RESOURCE_EXHAUSTED`).
 fn error_message(b: &Value) -> String {
     let e = b.get("error").unwrap_or(b);
     match e {
         Value::String(s) => s.clone(),
         other => {
             let msg = other.get("message").and_then(Value::as_str).unwrap_or_default();
-            let kind = other.get("type").or_else(|| other.get("code")).and_then(Value::as_str).unwrap_or_default();
+            let kind = ["type", "status", "code"].iter().find_map(|k| other.get(*k).and_then(Value::as_str)).unwrap_or_default();
             match (kind.is_empty(), msg.is_empty()) {
                 (false, false) => format!("{kind}: {msg}"),
                 (true, false) => msg.to_string(),
@@ -164,6 +207,7 @@ pub fn key_of(v: &Value) -> Option<String> {
         .or_else(|| s("/request/body/metadata/task_id"))
         .or_else(|| s("/body/metadata/task_id"))
         .or_else(|| s("/custom_id"))
+        .or_else(|| s("/key").filter(|_| ["request", "response", "error"].iter().any(|k| v.get(*k).is_some())))
 }
 
 /// One JSON log entry (a pair, a batch output or input line, a batch result) as an exchange.
@@ -212,11 +256,23 @@ pub fn exchange_from(v: &Value) -> Result<Exchange, String> {
         ex.error_field = "error";
         any = true;
     }
+    // A Vertex AI batch prediction line that failed says why in `status` instead of answering.
+    if ex.response.is_none()
+        && ex.error.is_none()
+        && let Some(st) = v.get("status").and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    {
+        ex.error = Some(st.to_string());
+        ex.error_field = "status";
+    }
     if !any {
         return Err("no `request`, `response` or batch `result`".into());
     }
     if ex.request.as_ref().is_some_and(|r| r.get("messages").is_some_and(|m| !m.is_array())) {
         return Err("`messages` is not a list".into());
+    }
+    // Gemini's SDK also takes one content, or a bare string, for a single turn.
+    if ex.request.as_ref().is_some_and(|r| r.get("contents").is_some_and(|m| !(m.is_array() || m.is_object() || m.is_string()))) {
+        return Err("`contents` is not a list of turns".into());
     }
     Ok(ex)
 }

@@ -1,4 +1,5 @@
-//! Logs of raw chat-API traffic: OpenAI Chat Completions and Anthropic Messages.
+//! Logs of raw chat-API traffic: OpenAI Chat Completions, Anthropic Messages, and Gemini
+//! `generateContent` / `streamGenerateContent` (the Gemini API and Vertex AI).
 //!
 //! Harnesses built directly on a provider API leave no transcript of their own, only the
 //! requests and responses: a JSON document or JSON Lines of `{"request", "response"}` pairs,
@@ -21,11 +22,12 @@ mod stream;
 
 use serde_json::Value;
 
-pub use detect::{AnthropicMessages, ChatLog, OpenAiChat};
+pub use detect::{AnthropicMessages, ChatLog, GeminiGenerateContent, OpenAiChat};
 use exchange::Exchange;
 pub use record::sum_usage;
 
 use super::anthropic as chat_anthropic;
+use super::gemini as chat_gemini;
 use super::openai as chat_openai;
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
@@ -45,13 +47,18 @@ pub struct History {
 #[derive(Debug, Default)]
 pub struct Reply {
     pub step: Option<Step>,
-    /// `finish_reason` / `stop_reason`.
+    /// `finish_reason` / `stop_reason` / `finishReason`.
     pub finish: Option<String>,
     pub tokens: Option<Tokens>,
     pub model: Option<String>,
     pub refusal: Option<String>,
-    /// Unix seconds (OpenAI `created`).
+    /// Unix seconds (OpenAI `created`, Vertex AI `createTime`).
     pub created: Option<i64>,
+    /// Why the provider refused the prompt itself (Gemini `promptFeedback.blockReason`).
+    pub blocked: Option<String>,
+    /// What the provider said beside the finish reason (Gemini `finishMessage`, the safety
+    /// categories that blocked the reply), for the notes.
+    pub finish_message: Option<String>,
 }
 
 /// Whose API the log records.
@@ -59,6 +66,7 @@ pub struct Reply {
 pub enum Provider {
     OpenAi,
     Anthropic,
+    Gemini,
 }
 
 impl Provider {
@@ -68,6 +76,7 @@ impl Provider {
         match self {
             Self::OpenAi => "openai-chat",
             Self::Anthropic => "anthropic-messages",
+            Self::Gemini => "gemini-generate-content",
         }
     }
 
@@ -75,6 +84,7 @@ impl Provider {
         match self {
             Self::OpenAi => chat_openai::history(req),
             Self::Anthropic => chat_anthropic::history(req),
+            Self::Gemini => chat_gemini::history(req),
         }
     }
 
@@ -82,6 +92,15 @@ impl Provider {
         match self {
             Self::OpenAi => chat_openai::reply(body),
             Self::Anthropic => chat_anthropic::reply(body),
+            Self::Gemini => chat_gemini::reply(body),
+        }
+    }
+
+    /// The tools a request declares.
+    fn declared_tools(self, req: &Value) -> Option<Vec<DeclaredTool>> {
+        match self {
+            Self::Gemini => chat_gemini::declared_tools(chat_gemini::setting(req, "tools", "tools")?),
+            _ => declared_tools(req.get("tools")?),
         }
     }
 }
@@ -121,7 +140,7 @@ fn stem(path: &std::path::Path) -> String {
 
 /// Parses a chat log into one record per conversation.
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
+fn parse_log(unit: &Unit, adapter: Provider, out: &mut Output<'_>) -> Result<(), InputError> {
     let src = Source::read(&unit.primary.path, &unit.primary.display)?;
     let mut diags = Vec::new();
     let exchanges = read::read_exchanges(&src, &mut diags)?;
@@ -141,7 +160,10 @@ fn parse_log(unit: &Unit, out: &mut Output<'_>) -> Result<(), InputError> {
     let base = stem(&unit.primary.path);
     let n = convs.len();
     for (k, conv) in convs.into_iter().enumerate() {
-        let provider = conv.iter().find_map(Exchange::provider).or(file_provider).unwrap_or(Provider::OpenAi);
+        // Bodies that name no provider: the Gemini adapter was chosen for its marker (or by
+        // `--format`); the others read them as OpenAI's, as they always have.
+        let fallback = if adapter == Provider::Gemini { Provider::Gemini } else { Provider::OpenAi };
+        let provider = conv.iter().find_map(Exchange::provider).or(file_provider).unwrap_or(fallback);
         let key = conv.iter().find_map(|e| e.key.clone());
         let task = match (&key, n) {
             (Some(key), _) => key.clone(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::exchange::{Exchange, body_of, exchange_from, key_of};
+use super::exchange::{Exchange, body_of, exchange_from, key_of, turns};
 use crate::ingest::adapters::shared::common::content_text;
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
@@ -79,7 +79,7 @@ pub fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<E
         if let Some(at) = crate::util::yaml_too_deep(text) {
             return Err(crate::ingest::outcomes::swebench::too_deep(src, at));
         }
-        let doc: Value = serde_yaml_ng::from_str(text).map_err(|e| {
+        let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
             let err = InputError::new(InputErrorKind::Syntax, &src.display, format!("parse the YAML cassette: {e}"))
                 .with_help("the file is not valid YAML here");
             match e.location() {
@@ -87,7 +87,7 @@ pub fn read_exchanges(src: &Source, diags: &mut Vec<InputError>) -> Result<Vec<E
                 None => err,
             }
         })?;
-        return cassette(src, &doc, &yaml_item_ranges(text));
+        return cassette(src, &yaml_to_json(doc), &yaml_item_ranges(text));
     }
     let text = src.text()?;
     let whole = serde_json::from_str::<&RawValue>(text);
@@ -161,16 +161,51 @@ fn continues(prev: &Exchange, next: &Exchange) -> bool {
         // Responses without requests (batch output) are each their own conversation.
         return false;
     };
-    let pm = p.get("messages").and_then(Value::as_array);
-    let nm = n.get("messages").and_then(Value::as_array);
-    match (pm, nm) {
+    let system =
+        |r: &Value| r.get("system").or_else(|| r.get("systemInstruction")).or_else(|| r.get("system_instruction")).map(content_text);
+    match (turns(p), turns(n)) {
         (Some(pm), Some(nm)) => {
-            !pm.is_empty()
-                && next.req_len() >= prev.req_len()
-                && same_message(&pm[0], &nm[0])
-                && p.get("system").map(content_text) == n.get("system").map(content_text)
+            !pm.is_empty() && next.req_len() >= prev.req_len() && same_message(&pm[0], &nm[0]) && system(p) == system(n)
         }
         _ => false,
+    }
+}
+
+/// A YAML document as JSON. Cassettes recorded through aiohttp write header names as tagged
+/// `multidict.istr` sequences (`? !!python/object/apply:multidict._multidict.istr [Accept]`),
+/// keys JSON cannot have: a key that is not a string is written as its first scalar.
+fn yaml_to_json(v: serde_yaml_ng::Value) -> Value {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
+        Y::Mapping(m) => Value::Object(m.into_iter().map(|(k, v)| (yaml_key(k), yaml_to_json(v))).collect()),
+        Y::Tagged(t) => yaml_to_json(t.value),
+    }
+}
+
+fn yaml_key(k: serde_yaml_ng::Value) -> String {
+    use serde_yaml_ng::Value as Y;
+    match k {
+        Y::String(s) => s,
+        Y::Tagged(t) => yaml_key(t.value),
+        Y::Sequence(items) if !items.is_empty() => items.into_iter().next().map(yaml_key).unwrap_or_default(),
+        Y::Null => "null".into(),
+        other => match yaml_to_json(other) {
+            Value::String(s) => s,
+            v => v.to_string(),
+        },
     }
 }
 
@@ -203,6 +238,15 @@ pub fn conversations(exchanges: Vec<Exchange>) -> Vec<Vec<Exchange>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aiohttp_header_keys_become_json_keys() {
+        let text = "headers:\n  ? !!python/object/apply:multidict._multidict.istr\n  - Accept\n  : - '*/*'\n  ? [a, b]\n  : 1\n  7: x\n";
+        let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).unwrap();
+        let v = yaml_to_json(doc);
+        assert_eq!(v["headers"]["Accept"][0], "*/*");
+        assert_eq!((&v["headers"]["a"], &v["headers"]["7"]), (&serde_json::json!(1), &serde_json::json!("x")));
+    }
 
     #[test]
     fn cassette_items_have_byte_ranges() {

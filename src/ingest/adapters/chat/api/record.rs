@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::exchange::Exchange;
-use super::{Provider, Reply, declared_tools};
+use super::{Provider, Reply};
+use crate::ingest::adapters::chat::gemini;
 use crate::ingest::adapters::shared::common::num;
 use crate::ingest::source::Source;
 use crate::model::{Reasoning, Role, Step, Tokens, Trajectory, Usage};
@@ -19,6 +20,7 @@ pub fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Sourc
         match provider {
             Provider::OpenAi => "openai-chat-completions",
             Provider::Anthropic => "anthropic-messages",
+            Provider::Gemini => "gemini-generate-content",
         }
         .into(),
     );
@@ -59,8 +61,12 @@ pub fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Sourc
         for s in t.steps.iter_mut().filter(|s| s.source_span.is_none()) {
             s.source_span = first_span;
         }
-        t.declared_tools = req.get("tools").and_then(declared_tools);
-        t.model = req.get("model").and_then(Value::as_str).map(ToString::to_string);
+        t.declared_tools = provider.declared_tools(req);
+        t.model = req
+            .get("model")
+            .and_then(Value::as_str)
+            .map(ToString::to_string)
+            .or_else(|| conv[li].uri.as_deref().filter(|_| provider == Provider::Gemini).and_then(gemini::model_in_uri));
         let mut mismatched = 0usize;
         for (i, ex, reply) in replies {
             if i == li {
@@ -167,7 +173,16 @@ fn end_signals(t: &mut Trajectory, last: &Exchange, reply: Option<&Reply>, provi
         }
         (None, None) => {}
     }
-    let limit = last.request.as_ref().and_then(|r| num(r.get("max_completion_tokens")).or_else(|| num(r.get("max_tokens"))));
+    let limit = last.request.as_ref().and_then(|r| {
+        let gemini = || {
+            let gen_config = r.get("generationConfig").or_else(|| r.get("generation_config")).unwrap_or(r);
+            gemini::setting(gen_config, "maxOutputTokens", "max_output_tokens")
+        };
+        match provider {
+            Provider::Gemini => num(gemini()),
+            _ => num(r.get("max_completion_tokens")).or_else(|| num(r.get("max_tokens"))),
+        }
+    });
     t.signals.limits.output_tokens = limit;
     let Some(reply) = reply else {
         if !said_error && last.result_type.is_none() && last.unreadable.is_none() {
@@ -178,11 +193,18 @@ fn end_signals(t: &mut Trajectory, last: &Exchange, reply: Option<&Reply>, provi
     #[expect(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
     let used = reply.tokens.as_ref().and_then(|k| k.completion).map(|c| c as f64);
     t.signals.consumed.output_tokens = used;
+    if let Some(b) = reply.blocked.as_deref().filter(|b| !b.is_empty()) {
+        t.signals.status("promptFeedback.blockReason", b).with_span(last.span);
+    }
     if let Some(f) = reply.finish.as_deref().filter(|f| !f.is_empty()) {
         let field = match provider {
             Provider::OpenAi => "choices[0].finish_reason",
             Provider::Anthropic => "stop_reason",
+            Provider::Gemini => "candidates[0].finishReason",
         };
         t.signals.status(field, f).with_span(last.span);
+    }
+    if let Some(m) = &reply.finish_message {
+        t.notes.push(format!("the last reply's finish: {}", m.chars().take(300).collect::<String>()));
     }
 }

@@ -5,8 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// Rebuilds a response from its streamed chunks (OpenAI `chat.completion.chunk` deltas, or
-/// Anthropic `message_start` / `content_block_*` / `message_delta` events).
+use crate::ingest::adapters::chat::gemini;
+
+/// Rebuilds a response from its streamed chunks (OpenAI `chat.completion.chunk` deltas,
+/// Anthropic `message_start` / `content_block_*` / `message_delta` events, or Gemini
+/// `GenerateContentResponse` chunks).
 pub fn assemble_sse(text: &str) -> Option<Value> {
     let events: Vec<Value> = text
         .lines()
@@ -17,6 +20,9 @@ pub fn assemble_sse(text: &str) -> Option<Value> {
         .collect();
     if events.is_empty() {
         return None;
+    }
+    if events.iter().any(gemini::is_response) && !events.iter().any(|e| e.get("choices").is_some() || e.get("type").is_some()) {
+        return gemini::merge_chunks(&events);
     }
     let kind = |e: &Value| e.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
     if events.iter().any(|e| kind(e) == "message_start") {

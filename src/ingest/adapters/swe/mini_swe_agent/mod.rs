@@ -46,6 +46,10 @@ impl Adapter for MiniSweAgent {
         "mini-swe-agent trajectory (*.traj.json, v1 text actions and v2 tool calls)"
     }
 
+    fn versions(&self) -> &'static str {
+        "1.x text actions, 2.x tool calls"
+    }
+
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
         if let Some(f) = j.str("trajectory_format") {
