@@ -144,3 +144,227 @@ fn spans_without_genai_are_quarantined() {
     assert_eq!(s.diagnostics[0].kind, InputErrorKind::Schema);
     assert!(s.diagnostics[0].message.contains("GenAI span"));
 }
+
+#[test]
+fn genai_repository_names_under_its_schema_url() {
+    let (ts, s) = ingest(&[&samples("otel/genai-latest.otlp.json")]);
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    assert!(matches!(s.files[0].status, FileStatus::Ingested { adapter: "otel-genai", trajectories: 1 }));
+    let t = &ts[0];
+    assert_eq!(t.session_id.as_deref(), Some("6d0f1e2a3b4c5d6e7f8091a2b3c4d5e6"));
+    assert_eq!(t.task_id, "conv_trip_42");
+    assert_eq!(t.harness, "TripPlanner", "the agent's name, not the workflow's around it");
+    assert_eq!(t.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+    assert_eq!(t.provenance.format_version.as_deref(), Some("otel-genai gen-ai/1.42.0"), "the edition from schemaUrl");
+    assert!(t.notes.iter().any(|n| n == "provider: anthropic"), "{:?}", t.notes);
+    use Role::{Assistant as A, Environment as E, System as S, Tool as T, User as U};
+    let roles: Vec<Role> = t.steps.iter().map(|s| s.role).collect();
+    assert_eq!(roles, [E, S, U, A, T, T, A, E]);
+    // Memory operations are what the agent's memory store did.
+    assert!(t.steps[0].text.starts_with("search_memory traveler-prefs query=\"flight preferences\": 2 record(s)\n"), "{}", t.steps[0].text);
+    assert!(t.steps[0].text.contains("Prefers morning flights"));
+    assert_eq!(t.steps[7].text, "upsert_memory traveler-prefs: 1 record(s)");
+    assert!(t.notes.iter().any(|n| n == "1 plan span(s): the agent's planning phase"), "{:?}", t.notes);
+    assert!(t.notes.iter().any(|n| n == "memory operations: search_memory x1, upsert_memory x1"), "{:?}", t.notes);
+    // The plan span's child chat span is the planning turn.
+    assert!(t.steps[3].text.starts_with("Plan: 1. search flights"));
+    let calls: Vec<(&str, &str)> = t.calls().map(|(_, c)| (c.name.as_str(), c.id.as_deref().unwrap())).collect();
+    assert_eq!(calls, [("search_flights", "toolu_01"), ("get_weather", "toolu_02")]);
+    assert!(t.calls().all(|(c, _)| t.result_of(c).is_some()));
+    let flights = &t.steps[4].tool_results[0];
+    assert_eq!((flights.call, flights.is_error), (Some(CallRef { step: 3, call: 0 }), false));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&flights.output).unwrap()[0]["flight"], "TP1192");
+    let weather = &t.steps[5].tool_results[0];
+    assert_eq!((weather.call, weather.is_error), (Some(CallRef { step: 3, call: 1 }), true));
+    assert_eq!(weather.error_type.as_deref(), Some("TimeoutError"));
+    assert_eq!(weather.output, "weather service timed out after 10s");
+    let declared: Vec<&str> = t.declared_tools.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(declared, ["search_flights", "get_weather"]);
+    // Token counts stay gen_ai.usage.* on spans (gen_ai.token.* are metric attributes).
+    assert_eq!(
+        (t.usage.prompt_tokens, t.usage.completion_tokens, t.usage.reasoning_tokens, t.usage.cached_tokens, t.usage.api_calls),
+        (Some(1642), Some(228), Some(84), Some(512), Some(2))
+    );
+    assert_eq!(t.steps[3].tokens.as_ref().unwrap().reasoning, Some(64));
+    // The finish reason only in gen_ai.response.finish_reasons (the message's is deprecated).
+    assert_eq!(statuses(t), [("gen_ai.response.finish_reasons[0]", "end_turn")]);
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+}
+
+/// One conversation as OTLP JSON: an agent, a turn calling a tool, the tool, the final turn.
+/// `latest` writes it with the GenAI repository's names and schema URL; otherwise with the names
+/// the adapter read before (`gen_ai.system`, `gen_ai.usage.prompt_tokens` / `completion_tokens`,
+/// `gen_ai.usage.cache_creation.input_tokens`).
+fn conversation(latest: bool) -> String {
+    use serde_json::{Value, json};
+    let kv = |pairs: Vec<(&str, Value)>| -> Value {
+        Value::Array(
+            pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::Number(n) => json!({"intValue": n.to_string()}),
+                        Value::Array(a) if a.iter().all(Value::is_string) => {
+                            json!({"arrayValue": {"values": a.iter().map(|s| json!({"stringValue": s})).collect::<Vec<_>>()}})
+                        }
+                        Value::String(s) => json!({"stringValue": s}),
+                        other => json!({"stringValue": other.to_string()}),
+                    };
+                    json!({"key": k, "value": v})
+                })
+                .collect(),
+        )
+    };
+    let provider = if latest { "gen_ai.provider.name" } else { "gen_ai.system" };
+    let (input, output) = if latest {
+        ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
+    } else {
+        ("gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens")
+    };
+    let cache_write = if latest { "gen_ai.usage.cache_write.input_tokens" } else { "gen_ai.usage.cache_creation.input_tokens" };
+    let user = json!({"role": "user", "parts": [{"type": "text", "content": "How many files in src?"}]});
+    let call = json!({"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "ls", "arguments": {"path": "src"}}]});
+    let reply = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "a.rs b.rs"}]});
+    let done = json!({"role": "assistant", "parts": [{"type": "text", "content": "Two."}]});
+    let span = |id: &str, parent: &str, name: &str, start: u64, end: u64, attrs: Value| {
+        json!({"traceId": "7e0c63257de34c926f9efcd039270042", "spanId": id, "parentSpanId": parent, "name": name,
+               "startTimeUnixNano": (1_772_359_200_000_000_000u64 + start * 1_000_000).to_string(),
+               "endTimeUnixNano": (1_772_359_200_000_000_000u64 + end * 1_000_000).to_string(), "attributes": attrs})
+    };
+    let chat = |input_messages: Value, output_message: Value, reason: &str, tin: u64, tout: u64| {
+        kv(vec![
+            ("gen_ai.operation.name", json!("chat")),
+            (provider, json!("anthropic")),
+            ("gen_ai.request.model", json!("claude-haiku-4-5")),
+            ("gen_ai.conversation.id", json!("conv_same")),
+            ("gen_ai.input.messages", json!(input_messages.to_string())),
+            ("gen_ai.output.messages", json!(json!([output_message]).to_string())),
+            ("gen_ai.response.finish_reasons", json!([reason])),
+            (input, json!(tin)),
+            (output, json!(tout)),
+            ("gen_ai.usage.cache_read.input_tokens", json!(40)),
+            (cache_write, json!(60)),
+        ])
+    };
+    let spans = json!([
+        span(
+            "d000000000000001",
+            "",
+            "invoke_agent Lister",
+            0,
+            5000,
+            kv(vec![
+                ("gen_ai.operation.name", json!("invoke_agent")),
+                (provider, json!("anthropic")),
+                ("gen_ai.agent.name", json!("Lister"))
+            ])
+        ),
+        span(
+            "d000000000000002",
+            "d000000000000001",
+            "chat claude-haiku-4-5",
+            100,
+            1000,
+            chat(json!([user]), call.clone(), "tool_use", 120, 15)
+        ),
+        span(
+            "d000000000000003",
+            "d000000000000001",
+            "execute_tool ls",
+            1100,
+            1200,
+            kv(vec![
+                ("gen_ai.operation.name", json!("execute_tool")),
+                ("gen_ai.tool.name", json!("ls")),
+                ("gen_ai.tool.call.id", json!("c1")),
+                ("gen_ai.tool.call.result", json!("a.rs b.rs"))
+            ])
+        ),
+        span(
+            "d000000000000004",
+            "d000000000000001",
+            "chat claude-haiku-4-5",
+            1300,
+            4900,
+            chat(json!([user, call, reply]), done, "end_turn", 180, 4)
+        ),
+    ]);
+    let mut rs = json!({"resource": {"attributes": kv(vec![("service.name", json!("lister"))])}, "scopeSpans": [{"spans": spans}]});
+    if latest {
+        rs["schemaUrl"] = json!("https://opentelemetry.io/schemas/gen-ai/1.42.0");
+    }
+    json!({"resourceSpans": [rs]}).to_string()
+}
+
+/// A record as JSON without what tells where it was read from: provenance, byte spans, and the
+/// id (a hash of the source path).
+fn content(t: &Trajectory) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("source_span");
+                m.remove("span");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(t).unwrap();
+    let top = v.as_object_mut().unwrap();
+    top.remove("provenance");
+    top.remove("id");
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn old_and_new_names_give_the_same_record() {
+    let tmp = tempdir();
+    let (old, new) = (tmp.path().join("old.otlp.json"), tmp.path().join("new.otlp.json"));
+    std::fs::write(&old, conversation(false)).unwrap();
+    std::fs::write(&new, conversation(true)).unwrap();
+    let (a, sa) = ingest(&[&old]);
+    let (b, sb) = ingest(&[&new]);
+    assert!(sa.diagnostics.is_empty() && sb.diagnostics.is_empty(), "{:?} {:?}", sa.diagnostics, sb.diagnostics);
+    let (a, b) = (&a[0], &b[0]);
+    assert_eq!(a.provenance.format_version.as_deref(), Some("otel-genai"));
+    assert_eq!(b.provenance.format_version.as_deref(), Some("otel-genai gen-ai/1.42.0"));
+    assert_eq!((b.usage.prompt_tokens, b.usage.completion_tokens, b.usage.cached_tokens), (Some(300), Some(19), Some(80)));
+    assert_eq!(b.harness, "Lister");
+    assert!(b.notes.iter().any(|n| n == "provider: anthropic"));
+    assert_eq!(content(a), content(b));
+}
+
+#[test]
+fn genai_repository_operations_only_under_its_edition() {
+    // Without a schema URL the memory attributes tell the edition; a span named `plan` without
+    // `gen_ai.operation.name` is a plan span only then.
+    let tmp = tempdir();
+    let p = tmp.path().join("inferred.json");
+    let chat = r#"{"traceId": "t1", "spanId": "02", "parentSpanId": "01", "name": "chat m", "startTimeUnixNano": "2", "attributes": {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"ok\"}]}]"}}"#;
+    let plan = r#"{"traceId": "t1", "spanId": "01", "name": "plan Solver", "startTimeUnixNano": "1", "status": {"code": 2, "message": "planner gave up"}, "attributes": {"error.type": "PlanningError"}}"#;
+    let memory = r#"{"traceId": "t1", "spanId": "03", "name": "delete_memory", "startTimeUnixNano": "3", "attributes": {"gen_ai.operation.name": "delete_memory", "gen_ai.memory.store.id": "s1"}}"#;
+    std::fs::write(&p, format!("[{chat}, {plan}, {memory}]")).unwrap();
+    let (ts, _) = ingest(&[&p]);
+    let t = &ts[0];
+    assert_eq!(t.provenance.format_version.as_deref(), Some("otel-genai inferred"));
+    let texts: Vec<(Role, &str)> = t.steps.iter().map(|s| (s.role, s.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [
+            (Role::Environment, "planning failed: PlanningError: planner gave up"),
+            (Role::Assistant, "ok"),
+            (Role::Environment, "delete_memory s1")
+        ]
+    );
+    // The same spans under a core schema URL and without the memory span: `plan` is no operation.
+    let q = tmp.path().join("core.json");
+    let core = |s: &str| {
+        s.replacen("{\"traceId\"", "{\"resource\": {\"schema_url\": \"https://opentelemetry.io/schemas/1.37.0\"}, \"traceId\"", 1)
+    };
+    std::fs::write(&q, format!("[{}, {}]", core(chat), core(plan))).unwrap();
+    let (ts, _) = ingest(&[&q]);
+    assert_eq!(ts[0].provenance.format_version.as_deref(), Some("otel-genai"));
+    assert_eq!(ts[0].steps.iter().map(|s| s.role).collect::<Vec<_>>(), [Role::Assistant]);
+}

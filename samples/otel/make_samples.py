@@ -34,7 +34,7 @@ def attrs(d):
 
 
 JSON_ATTRS = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.definitions",
-              "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}
+              "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.memory.records"}
 
 
 def span(trace, sid, parent, name, start_ms, end_ms, a, kind=1, status=None, events=()):
@@ -187,7 +187,80 @@ def jsonl_file():
     (HERE / "spans.jsonl").write_text("\n".join(lines) + "\n")
 
 
+GENAI_SCHEMA = "https://opentelemetry.io/schemas/gen-ai/1.42.0"
+
+TRIP_TOOLS = [
+    {"type": "function", "name": "search_flights", "description": "Find flights between two airports on a date.",
+     "parameters": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string"}}}},
+    {"type": "function", "name": "get_weather", "description": "Weather forecast for a city and date.",
+     "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "date": {"type": "string"}}}},
+]
+
+
+def trip_trace():
+    """The names of the conventions' own repository (open-telemetry/semantic-conventions-genai):
+    an `invoke_workflow` span around the agent, a `plan` span whose child `chat` span writes the
+    plan, memory operations (`search_memory`, `upsert_memory`), reasoning and cache-write token
+    counts, and finish reasons only in `gen_ai.response.finish_reasons` (the output message's
+    `finish_reason` is deprecated there)."""
+    tr = "6d0f1e2a3b4c5d6e7f8091a2b3c4d5e6"
+    wf, ag, pl = "c000000000000001", "c000000000000002", "c000000000000003"
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5",
+            "gen_ai.response.model": "claude-sonnet-4-5-20250929", "gen_ai.conversation.id": "conv_trip_42"}
+    user = text("user", "Find me a flight from Lisbon to Oslo on 12 June and tell me the weather there.")
+    c1 = {"role": "assistant", "parts": [
+        {"type": "text", "content": "Plan: 1. search flights LIS-OSL for 12 June; 2. check the Oslo forecast; 3. answer."},
+        {"type": "tool_call", "id": "toolu_01", "name": "search_flights", "arguments": {"from": "LIS", "to": "OSL", "date": "2026-06-12"}},
+        {"type": "tool_call", "id": "toolu_02", "name": "get_weather", "arguments": {"city": "Oslo", "date": "2026-06-12"}}]}
+    flights = [{"flight": "TP1192", "departs": "07:05", "price_eur": 189}, {"flight": "SK1716", "departs": "13:40", "price_eur": 214}]
+    r1 = response("toolu_01", flights)
+    r2 = response("toolu_02", "error: weather service timed out after 10s")
+    final = {"role": "assistant", "parts": [{"type": "text", "content": "TP1192 leaves Lisbon at 07:05 for 189 EUR (SK1716 at 13:40 for 214 EUR). The forecast for Oslo was not available."}]}
+    records = [{"id": "mem_7", "content": "Prefers morning flights", "score": 0.91}, {"id": "mem_9", "content": "Home airport LIS", "score": 0.74}]
+    return [
+        span(tr, wf, None, "invoke_workflow travel_desk", 0, 12000, {
+            "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "travel_desk"}),
+        span(tr, ag, wf, "invoke_agent TripPlanner", 50, 11900, {
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "anthropic", "gen_ai.agent.name": "TripPlanner",
+            "gen_ai.conversation.id": "conv_trip_42", "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.tool.definitions": TRIP_TOOLS}),
+        span(tr, "c000000000000010", ag, "search_memory", 100, 300, {
+            "gen_ai.operation.name": "search_memory", "gen_ai.memory.store.id": "traveler-prefs",
+            "gen_ai.memory.query.text": "flight preferences", "gen_ai.memory.record.count": 2, "gen_ai.memory.records": records}, kind=3),
+        span(tr, pl, ag, "plan TripPlanner", 400, 2600, {"gen_ai.operation.name": "plan", "gen_ai.agent.name": "TripPlanner"}),
+        span(tr, "c000000000000011", pl, "chat claude-sonnet-4-5", 450, 2500, dict(chat, **{
+            "gen_ai.system_instructions": [{"type": "text", "content": "You are a travel desk agent. Plan first, then use tools."}],
+            "gen_ai.input.messages": [user], "gen_ai.output.messages": [c1], "gen_ai.response.finish_reasons": ["tool_use"],
+            "gen_ai.usage.input_tokens": 612, "gen_ai.usage.output_tokens": 140, "gen_ai.usage.reasoning.output_tokens": 64,
+            "gen_ai.usage.cache_read.input_tokens": 0, "gen_ai.usage.cache_write.input_tokens": 512,
+            "gen_ai.usage.text.input_tokens": 612, "gen_ai.tool.definitions": TRIP_TOOLS}), kind=3),
+        span(tr, "c000000000000012", ag, "execute_tool search_flights", 2700, 4200, {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_flights", "gen_ai.tool.call.id": "toolu_01", "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.arguments": {"from": "LIS", "to": "OSL", "date": "2026-06-12"}, "gen_ai.tool.call.result": flights}),
+        span(tr, "c000000000000013", ag, "execute_tool get_weather", 2750, 7750, {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "toolu_02", "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.arguments": {"city": "Oslo", "date": "2026-06-12"}, "error.type": "TimeoutError"},
+            status={"code": 2, "message": "weather service timed out after 10s"}),
+        span(tr, "c000000000000014", ag, "chat claude-sonnet-4-5", 7900, 11000, dict(chat, **{
+            "gen_ai.input.messages": [user, c1, r1, r2], "gen_ai.output.messages": [final], "gen_ai.response.finish_reasons": ["end_turn"],
+            "gen_ai.usage.input_tokens": 1030, "gen_ai.usage.output_tokens": 88, "gen_ai.usage.reasoning.output_tokens": 20,
+            "gen_ai.usage.cache_read.input_tokens": 512}), kind=3),
+        span(tr, "c000000000000015", ag, "upsert_memory", 11100, 11400, {
+            "gen_ai.operation.name": "upsert_memory", "gen_ai.memory.store.id": "traveler-prefs", "gen_ai.memory.record.count": 1}, kind=3),
+    ]
+
+
+def genai_latest_file():
+    doc = {"resourceSpans": [
+        {"resource": {"attributes": attrs({"service.name": "travel-desk", "telemetry.sdk.language": "python"})},
+         "schemaUrl": GENAI_SCHEMA,
+         "scopeSpans": [{"scope": {"name": "opentelemetry.instrumentation.genai", "version": "0.3.0"}, "schemaUrl": GENAI_SCHEMA,
+                         "spans": trip_trace()}]},
+    ]}
+    (HERE / "genai-latest.otlp.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
 if __name__ == "__main__":
     otlp_file()
     console_file()
     jsonl_file()
+    genai_latest_file()

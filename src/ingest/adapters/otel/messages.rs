@@ -163,7 +163,7 @@ pub fn usage_of(a: &Attrs) -> Tokens {
     Tokens {
         prompt: uint(a.get("gen_ai.usage.input_tokens")).or_else(|| uint(a.get("gen_ai.usage.prompt_tokens"))),
         completion: uint(a.get("gen_ai.usage.output_tokens")).or_else(|| uint(a.get("gen_ai.usage.completion_tokens"))),
-        reasoning: None,
+        reasoning: uint(a.get("gen_ai.usage.reasoning.output_tokens")),
         cached: uint(a.get("gen_ai.usage.cache_read.input_tokens")),
     }
 }

@@ -9,6 +9,16 @@
 //! are grouped into one record per trace and ordered by start time. Content capture is opt-in
 //! in every instrumentation, so a trace may hold only span names, usage and tool spans: calls
 //! are then rebuilt from the `execute_tool` spans onto the model turn before them.
+//!
+//! Since v1.41 the conventions live in their own repository (open-telemetry/semantic-conventions-genai,
+//! schema URLs `https://opentelemetry.io/schemas/gen-ai/…`; producers opt in with
+//! `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`). A trace is read under that edition
+//! when its resource or scope `schemaUrl` says so, or when it uses a name only that edition
+//! defines (see [`spans::Edition`]): `plan` spans and the memory operations (`search_memory`,
+//! `upsert_memory`, ...) are then read too, and `gen_ai.response.finish_reasons` comes before the
+//! output message's deprecated `finish_reason`. Token counts stay `gen_ai.usage.input_tokens` /
+//! `output_tokens` in both editions (`gen_ai.token.*` are metric attributes), and
+//! `invoke_workflow` remains its own operation.
 
 mod messages;
 mod spans;
@@ -51,11 +61,11 @@ impl Adapter for OtelSpans {
     }
 
     fn describe(&self) -> &'static str {
-        "OpenTelemetry GenAI spans (OTLP JSON resourceSpans, a JSON list of spans, or JSONL), one record per trace"
+        "OpenTelemetry GenAI spans (OTLP JSON resourceSpans, a JSON list of spans, or JSONL), one record per trace; the edition is read from the schema URL"
     }
 
     fn versions(&self) -> &'static str {
-        "GenAI semconv pre-1.37 and 1.37+"
+        "semconv <1.37, 1.37-1.41, gen-ai/1.42+"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {

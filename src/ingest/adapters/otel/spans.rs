@@ -24,6 +24,8 @@ struct RawExport<'a> {
 struct RawResourceSpans<'a> {
     #[serde(default)]
     resource: Option<RawResource>,
+    #[serde(rename = "schemaUrl", alias = "schema_url", default)]
+    schema_url: Option<String>,
     #[serde(rename = "scopeSpans", alias = "scope_spans", alias = "instrumentationLibrarySpans", borrow, default)]
     scope_spans: Vec<RawScopeSpans<'a>>,
 }
@@ -32,10 +34,15 @@ struct RawResourceSpans<'a> {
 struct RawResource {
     #[serde(default)]
     attributes: Option<Value>,
+    /// Console exporter: the resource's schema URL.
+    #[serde(rename = "schema_url", alias = "schemaUrl", default)]
+    schema_url: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct RawScopeSpans<'a> {
+    #[serde(rename = "schemaUrl", alias = "schema_url", default)]
+    schema_url: Option<String>,
     #[serde(borrow, default)]
     spans: Vec<&'a RawValue>,
 }
@@ -103,6 +110,11 @@ pub struct Span {
     pub status_code: Option<String>,
     pub status_message: Option<String>,
     pub service: Option<String>,
+    /// The schema URL the span was exported under: its scope's, else its resource's.
+    pub schema_url: Option<String>,
+    /// The trace is read under the GenAI conventions' own repository
+    /// (open-telemetry/semantic-conventions-genai): set by [`Edition::mark`].
+    pub latest: bool,
     pub span: Option<SourceSpan>,
     /// Position in the file, to break ties of equal start times.
     pub seq: usize,
@@ -119,6 +131,7 @@ const STRUCTURED: &[&str] = &[
     "gen_ai.prompt",
     "gen_ai.completion",
     "gen_ai.response.finish_reasons",
+    "gen_ai.memory.records",
 ];
 
 /// An OTLP `AnyValue` as plain JSON.
@@ -209,7 +222,7 @@ pub fn str_attr<'a>(a: &'a Attrs, key: &str) -> Option<&'a str> {
     a.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-pub fn span_from(raw: RawSpan, service: Option<&str>, span: Option<SourceSpan>, seq: usize) -> Option<Span> {
+pub fn span_from(raw: RawSpan, service: Option<&str>, schema_url: Option<&str>, span: Option<SourceSpan>, seq: usize) -> Option<Span> {
     let trace = raw.trace_id.or_else(|| raw.context.as_ref().and_then(|c| c.trace_id.clone()))?;
     let id = raw.span_id.or_else(|| raw.context.as_ref().and_then(|c| c.span_id.clone())).unwrap_or_default();
     let attrs = attrs_of(raw.attributes.as_ref());
@@ -229,6 +242,7 @@ pub fn span_from(raw: RawSpan, service: Option<&str>, span: Option<SourceSpan>, 
         .map(ToString::to_string);
     let own_service =
         raw.resource.as_ref().map(|r| attrs_of(r.attributes.as_ref())).and_then(|a| str_attr(&a, "service.name").map(ToString::to_string));
+    let own_schema = raw.resource.as_ref().and_then(|r| r.schema_url.clone()).filter(|u| !u.is_empty());
     Some(Span {
         trace,
         id,
@@ -242,19 +256,25 @@ pub fn span_from(raw: RawSpan, service: Option<&str>, span: Option<SourceSpan>, 
         status_code,
         status_message,
         service: own_service.or_else(|| service.map(ToString::to_string)),
+        schema_url: own_schema.or_else(|| schema_url.filter(|u| !u.is_empty()).map(ToString::to_string)),
+        latest: false,
         span,
         seq,
     })
 }
 
 /// The operation a span performs: `gen_ai.operation.name`, else the first word of its name
-/// (`chat gpt-4o`, `execute_tool get_weather`), else `chat` for pre-1.37 model spans.
+/// (`chat gpt-4o`, `execute_tool get_weather`; under the GenAI repository's conventions also
+/// `invoke_workflow`, `plan` and the memory operations), else `chat` for pre-1.37 model spans.
 pub fn operation(s: &Span) -> Option<&str> {
     if let Some(op) = str_attr(&s.attrs, "gen_ai.operation.name") {
         return Some(op);
     }
     let first = s.name.split_whitespace().next().unwrap_or_default();
     if ["chat", "text_completion", "generate_content", "execute_tool", "invoke_agent", "create_agent"].contains(&first) {
+        return Some(first);
+    }
+    if s.latest && (first == "invoke_workflow" || first == "plan" || is_memory(first)) {
         return Some(first);
     }
     let legacy_model = s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt") || k.starts_with("gen_ai.completion"))
@@ -266,6 +286,79 @@ pub fn is_model_call(op: &str) -> bool {
     matches!(op, "chat" | "text_completion" | "generate_content")
 }
 
+/// The memory operations of the GenAI repository's `gen_ai.memory.client` span: store
+/// lifecycle and record operations.
+pub const MEMORY_OPERATIONS: &[&str] =
+    &["create_memory_store", "delete_memory_store", "search_memory", "create_memory", "update_memory", "upsert_memory", "delete_memory"];
+
+pub fn is_memory(op: &str) -> bool {
+    MEMORY_OPERATIONS.contains(&op)
+}
+
+/// Which edition of the GenAI semantic conventions a trace was written under.
+///
+/// Until v1.41 they lived in open-telemetry/semantic-conventions (schema URLs
+/// `https://opentelemetry.io/schemas/1.x.y`); since then in open-telemetry/semantic-conventions-genai
+/// (`https://opentelemetry.io/schemas/gen-ai/x.y.z`, dev releases under `gen-ai-dev/`), whose
+/// conventions producers emit when `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`.
+/// A trace without a schema URL is read under the newer edition when it uses a name only that
+/// edition defines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edition {
+    /// The GenAI repository's conventions.
+    pub latest: bool,
+    /// What told: the schema URL's edition and version (`gen-ai/1.42.0`, `1.37.0`), or
+    /// `inferred` from the names the spans use.
+    pub label: Option<String>,
+}
+
+/// The edition a schema URL names: `(latest, "gen-ai/1.42.0")`, `(false, "1.37.0")`.
+pub fn edition_of_url(url: &str) -> Option<(bool, String)> {
+    let rest = url.trim_end_matches('/').split("/schemas/").nth(1)?;
+    match rest.split_once('/') {
+        Some((repo, version)) if repo.starts_with("gen-ai") => Some((true, format!("{repo}/{version}"))),
+        Some(_) => None,
+        None => Some((false, rest.to_string())),
+    }
+}
+
+/// Attribute names only the GenAI repository's conventions define on spans.
+const LATEST_ONLY: &[&str] = &[
+    "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.text.input_tokens",
+    "gen_ai.usage.image.input_tokens",
+    "gen_ai.usage.audio.input_tokens",
+    "gen_ai.usage.video.input_tokens",
+    "gen_ai.usage.text.output_tokens",
+    "gen_ai.usage.audio.output_tokens",
+    "gen_ai.memory.store.id",
+    "gen_ai.memory.record.id",
+    "gen_ai.memory.record.count",
+    "gen_ai.memory.query.text",
+    "gen_ai.memory.records",
+];
+
+impl Edition {
+    /// The edition of a trace: the first schema URL that names one, else what its names say.
+    pub fn of(spans: &[Span]) -> Self {
+        if let Some((latest, label)) = spans.iter().filter_map(|s| s.schema_url.as_deref()).find_map(edition_of_url) {
+            return Self { latest, label: Some(label) };
+        }
+        let latest = spans.iter().any(|s| {
+            LATEST_ONLY.iter().any(|k| s.attrs.contains_key(*k))
+                || str_attr(&s.attrs, "gen_ai.operation.name").is_some_and(|op| op == "plan" || is_memory(op))
+        });
+        Self { latest, label: latest.then(|| "inferred".to_string()) }
+    }
+
+    /// Marks the spans to be read under this edition.
+    pub fn mark(&self, spans: &mut [Span]) {
+        for s in spans {
+            s.latest = self.latest;
+        }
+    }
+}
+
 /// Reads every span of a source: spans that do not parse become diagnostics.
 pub struct Reader<'a> {
     pub src: &'a Source,
@@ -273,11 +366,11 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn push_raw(&mut self, raw: &RawValue, service: Option<&str>, diags: &mut Vec<InputError>) {
+    fn push_raw(&mut self, raw: &RawValue, service: Option<&str>, schema_url: Option<&str>, diags: &mut Vec<InputError>) {
         match serde_json::from_str::<RawSpan>(raw.get()) {
             Ok(r) => {
                 let seq = self.spans.len();
-                if let Some(s) = span_from(r, service, self.src.span_of(0, raw.get()), seq) {
+                if let Some(s) = span_from(r, service, schema_url, self.src.span_of(0, raw.get()), seq) {
                     self.spans.push(s);
                 }
             }
@@ -303,15 +396,17 @@ impl<'a> Reader<'a> {
             for rs in export.resource_spans {
                 let resource = rs.resource.as_ref().map(|r| attrs_of(r.attributes.as_ref())).unwrap_or_default();
                 let service = str_attr(&resource, "service.name");
+                let resource_schema = rs.schema_url.as_deref().filter(|u| !u.is_empty());
                 for ss in rs.scope_spans {
+                    let schema = ss.schema_url.as_deref().filter(|u| !u.is_empty()).or(resource_schema);
                     for sp in ss.spans {
-                        self.push_raw(sp, service, diags);
+                        self.push_raw(sp, service, schema, diags);
                     }
                 }
             }
             return Ok(());
         }
-        self.push_raw(raw, None, diags);
+        self.push_raw(raw, None, None, diags);
         Ok(())
     }
 }
@@ -348,5 +443,13 @@ mod tests {
         assert_eq!(a["n"], 42);
         assert_eq!(a["l"], serde_json::json!(["stop"]));
         assert_eq!(a["gen_ai.tool.call.arguments"]["q"], 1);
+    }
+
+    #[test]
+    fn schema_urls_name_the_edition() {
+        assert_eq!(edition_of_url("https://opentelemetry.io/schemas/gen-ai/1.42.0"), Some((true, "gen-ai/1.42.0".into())));
+        assert_eq!(edition_of_url("https://opentelemetry.io/schemas/gen-ai-dev/1.43.0-dev"), Some((true, "gen-ai-dev/1.43.0-dev".into())));
+        assert_eq!(edition_of_url("https://opentelemetry.io/schemas/1.37.0"), Some((false, "1.37.0".into())));
+        assert_eq!(edition_of_url(""), None);
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::ADAPTER;
 use super::messages::{Message, message, model_messages, parts_text, text_of, usage_of};
-use super::spans::{Span, error_text, is_model_call, iso, operation, str_attr};
+use super::spans::{Edition, Span, error_text, is_memory, is_model_call, iso, operation, str_attr};
 use crate::ingest::adapters::chat::api::{declared_tools, sum_usage};
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::tool_call;
@@ -32,6 +32,9 @@ struct Builder<'a> {
     last_finish: Option<(String, String, Option<SourceSpan>)>,
     rebuilt_calls: usize,
     uncaptured_turns: usize,
+    /// `plan` spans, and memory operations by name, in order of first use.
+    plans: usize,
+    memory_ops: Vec<(String, usize)>,
 }
 
 impl<'a> Builder<'a> {
@@ -51,6 +54,8 @@ impl<'a> Builder<'a> {
             last_finish: None,
             rebuilt_calls: 0,
             uncaptured_turns: 0,
+            plans: 0,
+            memory_ops: Vec::new(),
         }
     }
 
@@ -169,9 +174,12 @@ impl<'a> Builder<'a> {
                 Step::new(Role::Assistant, String::new())
             }
         };
-        let from_message = out.as_ref().and_then(|m| m.finish_reason.clone()).map(|f| (f, format!("{output_field}[0].finish_reason")));
+        let from_message = || out.as_ref().and_then(|m| m.finish_reason.clone()).map(|f| (f, format!("{output_field}[0].finish_reason")));
         let from_attr = || reasons.first().map(|f| (f.clone(), "gen_ai.response.finish_reasons[0]".to_string()));
-        self.last_finish = from_message.or_else(from_attr).map(|(f, field)| (f, field, s.span));
+        // The GenAI repository deprecates the output message's `finish_reason` for
+        // `gen_ai.response.finish_reasons`: under its conventions the attribute comes first.
+        let finish = if s.latest { from_attr().or_else(from_message) } else { from_message().or_else(from_attr) };
+        self.last_finish = finish.map(|(f, field)| (f, field, s.span));
         step.agent = agent;
         step.tokens = (tokens != Tokens::default()).then_some(tokens);
         let time = s.end.or(s.start).and_then(iso);
@@ -229,6 +237,54 @@ impl<'a> Builder<'a> {
         self.steps.push(step, s.span, ts);
     }
 
+    /// A `plan` span: the model call that writes the plan is its child `chat` span, so the plan
+    /// adds a step only when it failed.
+    fn plan_span(&mut self, s: &Span) {
+        self.plans += 1;
+        if s.error || s.attrs.contains_key("error.type") {
+            let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
+            let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
+            let mut env = Step::new(Role::Environment, format!("planning failed: {kind}: {msg}").trim_end_matches(": ").to_string());
+            env.agent = self.agent_of(s);
+            self.steps.push(env, s.span, s.end.or(s.start).and_then(iso));
+        }
+    }
+
+    /// A memory operation (`search_memory`, `upsert_memory`, ...): what the agent's memory store
+    /// did, as an environment step: the store, the query, the record count, the records when
+    /// captured, and the failure.
+    fn memory_span(&mut self, s: &Span, op: &str) {
+        match self.memory_ops.iter_mut().find(|(o, _)| o == op) {
+            Some((_, n)) => *n += 1,
+            None => self.memory_ops.push((op.to_string(), 1)),
+        }
+        let mut text = op.to_string();
+        if let Some(store) = str_attr(&s.attrs, "gen_ai.memory.store.id") {
+            text.push_str(&format!(" {store}"));
+        }
+        if let Some(q) = str_attr(&s.attrs, "gen_ai.memory.query.text") {
+            text.push_str(&format!(" query={q:?}"));
+        }
+        if let Some(id) = str_attr(&s.attrs, "gen_ai.memory.record.id") {
+            text.push_str(&format!(" record={id}"));
+        }
+        if let Some(n) = s.attrs.get("gen_ai.memory.record.count").and_then(Value::as_u64) {
+            text.push_str(&format!(": {n} record(s)"));
+        }
+        if let Some(records) = s.attrs.get("gen_ai.memory.records") {
+            text.push('\n');
+            text.push_str(&text_of(records));
+        }
+        if s.error || s.attrs.contains_key("error.type") {
+            let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
+            let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
+            text.push_str(format!("\nfailed: {kind}: {msg}").trim_end_matches(": "));
+        }
+        let mut env = Step::new(Role::Environment, text);
+        env.agent = self.agent_of(s);
+        self.steps.push(env, s.span, s.end.or(s.start).and_then(iso));
+    }
+
     fn tool_span(&mut self, s: &Span) {
         let agent = self.agent_of(s);
         let name = str_attr(&s.attrs, "gen_ai.tool.name")
@@ -281,6 +337,8 @@ impl<'a> Builder<'a> {
 /// One trace into a record; `None` when it holds no GenAI span.
 pub fn trace_record(trace: &str, mut spans: Vec<Span>, file: &SourceFile) -> Option<Trajectory> {
     spans.sort_by_key(|s| (s.start.unwrap_or(i128::MAX), s.seq));
+    let edition = Edition::of(&spans);
+    edition.mark(&mut spans);
     let ops: Vec<Option<&str>> = spans.iter().map(operation).collect();
     if ops.iter().all(Option::is_none) {
         return None;
@@ -298,6 +356,8 @@ pub fn trace_record(trace: &str, mut spans: Vec<Span>, file: &SourceFile) -> Opt
         match operation(s) {
             Some(op) if is_model_call(op) => b.model_span(s),
             Some("execute_tool") => b.tool_span(s),
+            Some("plan") if s.latest => b.plan_span(s),
+            Some(op) if s.latest && is_memory(op) => b.memory_span(s, op),
             _ => {}
         }
     }
@@ -306,13 +366,24 @@ pub fn trace_record(trace: &str, mut spans: Vec<Span>, file: &SourceFile) -> Opt
     let harness = root_agent
         .and_then(|a| str_attr(&a.attrs, "gen_ai.agent.name"))
         .map(ToString::to_string)
+        .or_else(|| {
+            // A workflow (`invoke_workflow`) that runs no agent span is named by its workflow.
+            spans
+                .iter()
+                .filter(|s| root_agent.is_none() && operation(s) == Some("invoke_workflow"))
+                .find_map(|s| str_attr(&s.attrs, "gen_ai.workflow.name"))
+                .map(ToString::to_string)
+        })
         .or_else(|| spans.iter().find_map(|s| s.service.clone()))
         .unwrap_or_else(|| "otel".to_string());
     let conversation = spans.iter().find_map(|s| str_attr(&s.attrs, "gen_ai.conversation.id")).map(ToString::to_string);
     let mut t =
         crate::model::Trajectory::new(conversation.clone().unwrap_or_else(|| trace.to_string()), harness, ADAPTER, 1, vec![file.clone()]);
     t.session_id = Some(trace.to_string());
-    t.provenance.format_version = Some("otel-genai".into());
+    t.provenance.format_version = Some(match (&edition.latest, &edition.label) {
+        (true, Some(label)) => format!("otel-genai {label}"),
+        _ => "otel-genai".into(),
+    });
     t.model = b.model.clone().or_else(|| root.and_then(|r| str_attr(&r.attrs, "gen_ai.request.model")).map(ToString::to_string));
     if let Some(c) = &conversation {
         t.notes.push(format!("trace {trace}, conversation {c}"));
@@ -343,9 +414,17 @@ pub fn trace_record(trace: &str, mut spans: Vec<Span>, file: &SourceFile) -> Opt
     t.usage.prompt_tokens = tok.prompt_tokens;
     t.usage.completion_tokens = tok.completion_tokens;
     t.usage.cached_tokens = tok.cached_tokens;
+    t.usage.reasoning_tokens = tok.reasoning_tokens;
     t.usage.api_calls = (b.model_calls > 0).then_some(b.model_calls);
     if b.rebuilt_calls > 0 {
         t.notes.push(format!("{} tool call(s) rebuilt from execute_tool spans (the model's output was not captured)", b.rebuilt_calls));
+    }
+    if b.plans > 0 {
+        t.notes.push(format!("{} plan span(s): the agent's planning phase", b.plans));
+    }
+    if !b.memory_ops.is_empty() {
+        let ops: Vec<String> = b.memory_ops.iter().map(|(op, n)| format!("{op} x{n}")).collect();
+        t.notes.push(format!("memory operations: {}", ops.join(", ")));
     }
     if b.uncaptured_turns > 0 {
         t.notes.push(format!("{} model turn(s) without captured content (gen_ai content capture is opt-in)", b.uncaptured_turns));
@@ -391,7 +470,7 @@ mod tests {
             .unwrap()
             .iter()
             .enumerate()
-            .map(|(i, s)| span_from(serde_json::from_value(s.clone()).unwrap(), None, None, i).unwrap())
+            .map(|(i, s)| span_from(serde_json::from_value(s.clone()).unwrap(), None, None, None, i).unwrap())
             .collect()
     }
 
