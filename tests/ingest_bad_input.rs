@@ -107,7 +107,7 @@ fn list_formats_names_the_versions_each_format_reads() {
     assert!(header.split_whitespace().eq(["FORMAT", "ROLE", "VERSIONS", "DESCRIPTION"]), "{header}");
     let row = |name: &str| table.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_default().to_string();
     for (name, versions) in [
-        ("atif", "  1.0–1.7  "),
+        ("atif", "  1.0–1.8  "),
         ("mini-swe-agent", "  1.x text actions, 2.x tool calls  "),
         ("openhands", "  V0 events  "),
         ("inspect-json", "  log version 2  "),

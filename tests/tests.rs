@@ -13,6 +13,8 @@ mod fuzz_replay;
 mod hostile;
 /// Aider benchmark exercise results and chat histories; the leaderboard YAML is skipped.
 mod ingest_aider;
+/// ATIF v1.7/v1.8 samples: embedded subagents, trajectory_id, llm_call_count, copied context, multimodal parts.
+mod ingest_atif;
 /// Broken, hostile and unknown inputs: quarantined with diagnostics, never a panic.
 mod ingest_bad_input;
 /// OpenAI Chat Completions and Anthropic Messages logs: cassettes, request/response JSONL, batches.

@@ -266,7 +266,7 @@ mod tests {
         }
         let row = |name: &str| lines.iter().find(|l| l.split_whitespace().next() == Some(name)).copied().unwrap_or_default();
         for (name, versions) in [
-            ("atif", "1.0–1.7"),
+            ("atif", "1.0–1.8"),
             ("mini-swe-agent", "1.x text actions, 2.x tool calls"),
             ("openhands", "V0 events"),
             ("terminal-bench", "Terminal-Bench 1"),

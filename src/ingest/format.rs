@@ -149,7 +149,7 @@ pub trait Adapter: Sync + Send {
     fn describe(&self) -> &'static str;
 
     /// Which versions or generations of the format this adapter reads, for
-    /// `coroner ingest --list-formats` (`1.0–1.7`, `V0 events`, `Terminal-Bench 1`): short (at
+    /// `coroner ingest --list-formats` (`1.0–1.8`, `V0 events`, `Terminal-Bench 1`): short (at
     /// most 40 characters), and only what the code handles.
     ///
     /// Why: harnesses change their formats between releases, and a file of a version the adapter

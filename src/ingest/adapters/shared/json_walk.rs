@@ -180,6 +180,30 @@ impl<'a> JsonWalk<'a> {
         }
     }
 
+    /// Calls `item` with the cursor at each item of the array at the cursor, in order; `item`
+    /// must read or skip the item (an array of objects walked field by field).
+    ///
+    /// # Errors
+    /// Not an array, bad syntax, or an error from `item`.
+    pub fn array(&mut self, mut item: impl FnMut(&mut Self) -> Result<(), GiveUp>) -> Result<(), GiveUp> {
+        self.expect(b'[')?;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            if !self.more(b']')? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Whether the value at the cursor is `null` (then read it with [`Self::skip`]).
+    pub fn at_null(&mut self) -> bool {
+        self.peek() == Some(b'n')
+    }
+
     /// Nothing but whitespace is left (serde refuses trailing characters).
     ///
     /// # Errors
@@ -262,6 +286,38 @@ mod tests {
             for (v, span) in spans {
                 assert_eq!(serde_json::from_str::<serde_json::Value>(&doc[span]).expect("a span is one value"), v);
             }
+        }
+    }
+
+    #[test]
+    fn arrays_of_objects_walk_item_by_item_and_null_is_seen() {
+        let doc = r#"{"subs": [ {"steps": [1, {"a": "]"}]}, {"steps": []} ], "none": null}"#;
+        let mut w = JsonWalk::new(doc);
+        let (mut spans, mut nulls) = (Vec::new(), 0);
+        w.object(|w, key| match key {
+            "subs" => w.array(|w| {
+                w.object(|w, key| match key {
+                    "steps" => {
+                        spans.push(w.items::<serde_json::Value>()?.into_iter().map(|(at, _)| &doc[at]).collect::<Vec<_>>());
+                        Ok(())
+                    }
+                    _ => w.skip(),
+                })
+            }),
+            _ if w.at_null() => {
+                nulls += 1;
+                w.skip()
+            }
+            _ => w.skip(),
+        })
+        .expect("walks");
+        w.end().expect("ends");
+        assert_eq!(spans, [vec!["1", r#"{"a": "]"}"#], vec![]]);
+        assert_eq!(nulls, 1);
+        for bad in [r#"{"subs": [{}, ]}"#, r#"{"subs": {}}"#, r#"{"subs": [{} {}]}"#] {
+            let mut w = JsonWalk::new(bad);
+            let r = w.object(|w, _| w.array(|w| w.object(|w, _| w.skip())));
+            assert_eq!(r, Err(GiveUp), "{bad}");
         }
     }
 

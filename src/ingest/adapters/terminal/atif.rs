@@ -1,4 +1,4 @@
-//! ATIF (Agent Trajectory Interchange Format) v1.0–v1.7, Harbor's trajectory format.
+//! ATIF (Agent Trajectory Interchange Format) v1.0–v1.8, Harbor's trajectory format.
 //!
 //! Each ATIF step becomes one step here; observation results are paired with the step's
 //! calls by `source_call_id`, else by position. Observations on a step without calls are the
@@ -6,7 +6,18 @@
 //! environment step after the reply, where interpretation finds a parse complaint. ATIF records
 //! no end status: how the run ended is the shape of its last steps, or the Harbor trial's.
 //! `continued_trajectory_ref` files are appended and subagent trajectories are inlined after
-//! the step that delegated, with `agent` naming the subagent.
+//! the step that delegated, with `agent` naming the subagent: a file a ref's `trajectory_path`
+//! names, or (v1.7) an entry of `subagent_trajectories` embedded in the same file, which a
+//! ref's `trajectory_id` names (`subagent:<trajectory_id>`); an embedded one no ref names
+//! follows the steps of the trajectory that embeds it.
+//!
+//! Also v1.7: without `session_id`, `trajectory_id` is the record's session id; steps marked
+//! `is_copied_context` (copied from a prior trajectory, not new interactions) are left out, with
+//! a note; `llm_call_count` 0 on an agent step (calls dispatched without a model inference) and
+//! above 1 (metrics summed over several inferences) are notes, as is `reasoning_effort`. Message
+//! and result content may be a list of parts (v1.6): text parts give the text, an image (v1.6)
+//! or audio part (v1.8) a placeholder (`[image]`, `[audio]`). `extra` on calls and results
+//! (v1.7) is free-form and kept nowhere.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -33,6 +44,8 @@ struct RawDoc<'a> {
     #[serde(default)]
     session_id: Option<String>,
     #[serde(default)]
+    trajectory_id: Option<String>,
+    #[serde(default)]
     agent: RawAgent,
     #[serde(borrow)]
     steps: Vec<&'a RawValue>,
@@ -42,6 +55,29 @@ struct RawDoc<'a> {
     continued_trajectory_ref: Option<String>,
     #[serde(default)]
     notes: Option<String>,
+    #[serde(default, borrow)]
+    subagent_trajectories: Option<Vec<&'a RawValue>>,
+}
+
+/// A trajectory embedded in another's `subagent_trajectories` (v1.7): the fields read of it.
+/// Its `schema_version` is not required here, its totals and continuation are not read (those of
+/// a linked subagent file are not either).
+#[derive(Deserialize)]
+struct RawEmbedded<'a> {
+    #[serde(default)]
+    schema_version: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    trajectory_id: Option<String>,
+    #[serde(default)]
+    agent: RawAgent,
+    #[serde(borrow)]
+    steps: Vec<&'a RawValue>,
+    #[serde(default)]
+    notes: Option<String>,
+    #[serde(default, borrow)]
+    subagent_trajectories: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -81,6 +117,16 @@ struct RawStep {
     observation: Option<RawObservation>,
     #[serde(default)]
     metrics: Option<RawMetrics>,
+    /// v1.7: how many model inferences the step stands for; 0 on an agent step is a
+    /// deterministic dispatch.
+    #[serde(default)]
+    llm_call_count: Option<u64>,
+    /// A string (`low`) or a number.
+    #[serde(default)]
+    reasoning_effort: Option<Value>,
+    /// v1.7: copied from a prior trajectory for context, not a new interaction.
+    #[serde(default)]
+    is_copied_context: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +158,9 @@ struct RawResult {
 struct RawSubRef {
     #[serde(default)]
     session_id: Option<String>,
+    /// v1.7: names an entry of the embedding trajectory's `subagent_trajectories`.
+    #[serde(default)]
+    trajectory_id: Option<String>,
     #[serde(default)]
     trajectory_path: Option<String>,
 }
@@ -126,15 +175,18 @@ struct RawMetrics {
     extra: Option<Value>,
 }
 
-/// An ATIF document with its steps typed, each with the bytes it spans.
+/// An ATIF document with its steps typed, each with the bytes it spans; an embedded subagent
+/// trajectory is one too (its `schema_version` may be empty, its totals and continuation absent).
 struct Doc {
     schema_version: String,
     session_id: Option<String>,
+    trajectory_id: Option<String>,
     agent: RawAgent,
     steps: Vec<(Range<usize>, RawStep)>,
     final_metrics: Option<RawFinal>,
     continued_trajectory_ref: Option<String>,
     notes: Option<String>,
+    subagents: Vec<Doc>,
 }
 
 /// Reads an ATIF file in one pass over its bytes, or, when that gives up, as [`RawDoc`] and then
@@ -147,49 +199,91 @@ fn read_doc(src: &Source, what: &str) -> Result<Doc, InputError> {
     }
 }
 
-/// The document as [`RawDoc`] reads it, then each step again.
+/// The document as [`RawDoc`] reads it, then each step and embedded subagent again.
 fn two_pass(src: &Source, what: &str) -> Result<Doc, InputError> {
     let doc: RawDoc<'_> = document(src, what)?;
     let steps = each_at(src, &doc.steps, "ATIF step")?;
     Ok(Doc {
         schema_version: doc.schema_version,
         session_id: doc.session_id,
+        trajectory_id: doc.trajectory_id,
         agent: doc.agent,
         steps,
         final_metrics: doc.final_metrics,
         continued_trajectory_ref: doc.continued_trajectory_ref,
         notes: doc.notes,
+        subagents: embedded_two_pass(src, doc.subagent_trajectories.as_deref())?,
     })
+}
+
+/// Each embedded subagent trajectory as [`RawEmbedded`] reads it, then its steps again.
+fn embedded_two_pass(src: &Source, raws: Option<&[&RawValue]>) -> Result<Vec<Doc>, InputError> {
+    let what = "ATIF subagent trajectory";
+    raws.unwrap_or_default()
+        .iter()
+        .map(|raw| {
+            let start = src.offset_of(raw.get()).unwrap_or(0);
+            let d: RawEmbedded<'_> =
+                serde_json::from_str(raw.get()).map_err(|e| InputError::from_json_at(&src.display, &src.bytes, start, what, &e))?;
+            Ok(Doc {
+                schema_version: d.schema_version.unwrap_or_default(),
+                session_id: d.session_id,
+                trajectory_id: d.trajectory_id,
+                agent: d.agent,
+                steps: each_at(src, &d.steps, "ATIF step")?,
+                final_metrics: None,
+                continued_trajectory_ref: None,
+                notes: d.notes,
+                subagents: embedded_two_pass(src, d.subagent_trajectories.as_deref())?,
+            })
+        })
+        .collect()
 }
 
 /// The fields [`RawDoc`] reads, with the steps typed where they lie.
 fn one_pass(text: &str) -> Result<Doc, GiveUp> {
     let mut w = JsonWalk::new(text);
+    let doc = walk_doc(&mut w, true)?;
+    w.end()?;
+    Ok(doc)
+}
+
+/// The document at the cursor: the root (the fields [`RawDoc`] reads) or, not `root`, an
+/// embedded subagent trajectory (those [`RawEmbedded`] reads).
+fn walk_doc<'a>(w: &mut JsonWalk<'a>, root: bool) -> Result<Doc, GiveUp> {
     let (mut schema_version, mut steps) = (None, None);
     let mut doc = Doc {
         schema_version: String::new(),
         session_id: None,
+        trajectory_id: None,
         agent: RawAgent::default(),
         steps: Vec::new(),
         final_metrics: None,
         continued_trajectory_ref: None,
         notes: None,
+        subagents: Vec::new(),
     };
     w.object(|w, key| {
         match key {
-            "schema_version" => schema_version = Some(w.value::<String>()?),
+            "schema_version" if root => schema_version = Some(w.value::<String>()?),
+            "schema_version" => schema_version = w.value::<Option<String>>()?,
             "session_id" => doc.session_id = w.value()?,
+            "trajectory_id" => doc.trajectory_id = w.value()?,
             "agent" => doc.agent = w.value()?,
             "steps" => steps = Some(w.items()?),
-            "final_metrics" => doc.final_metrics = w.value()?,
-            "continued_trajectory_ref" => doc.continued_trajectory_ref = w.value()?,
+            "final_metrics" if root => doc.final_metrics = w.value()?,
+            "continued_trajectory_ref" if root => doc.continued_trajectory_ref = w.value()?,
             "notes" => doc.notes = w.value()?,
+            "subagent_trajectories" if w.at_null() => w.skip()?,
+            "subagent_trajectories" => w.array(|w| {
+                doc.subagents.push(walk_doc(w, false)?);
+                Ok(())
+            })?,
             _ => w.skip()?,
         }
         Ok(())
     })?;
-    w.end()?;
-    doc.schema_version = schema_version.ok_or(GiveUp)?;
+    doc.schema_version = if root { schema_version.ok_or(GiveUp)? } else { schema_version.unwrap_or_default() };
     doc.steps = steps.ok_or(GiveUp)?;
     Ok(doc)
 }
@@ -211,13 +305,15 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
     t.provenance.format_version = Some(doc.schema_version.clone());
     t.harness_version = doc.agent.version.clone().filter(|v| !v.is_empty() && v != "unknown");
     t.model = doc.agent.model_name.clone();
-    t.session_id = doc.session_id.clone();
+    // v1.7 made `session_id` optional; `trajectory_id` names the document.
+    t.session_id = doc.session_id.clone().or_else(|| doc.trajectory_id.clone());
     t.declared_tools = doc.agent.tool_definitions.as_ref().map(|defs| defs.iter().filter_map(declared_tool).collect());
     if let Some(notes) = doc.notes.as_ref().filter(|n| !n.is_empty()) {
         t.notes.push(format!("ATIF notes: {notes}"));
     }
     let mut budget = MAX_LINKED_FILES;
-    append_steps(&mut t, &src, file_ix, doc.steps, None, &mut budget)?;
+    let mut marks = Marks::default();
+    append_steps(&mut t, &src, file_ix, doc.steps, doc.subagents, None, &mut budget, &mut marks)?;
     if let Some(fm) = &doc.final_metrics {
         t.usage.prompt_tokens = fm.total_prompt_tokens;
         t.usage.completion_tokens = fm.total_completion_tokens;
@@ -241,13 +337,51 @@ pub fn parse_file(path: &Path, display: &str, mut files: Vec<crate::model::Sourc
                 let cdoc = read_doc(&csrc, "ATIF continuation")?;
                 t.provenance.files.push(csrc.provenance("transcript_continuation"));
                 let ix = to_u32(t.provenance.files.len() - 1);
-                append_steps(&mut t, &csrc, ix, cdoc.steps, None, &mut budget)?;
+                append_steps(&mut t, &csrc, ix, cdoc.steps, cdoc.subagents, None, &mut budget, &mut marks)?;
                 next = cdoc.continued_trajectory_ref.clone();
             }
             Err(e) => t.notes.push(format!("continued trajectory {rel} could not be read: {e}")),
         }
     }
+    marks.note(&mut t);
     Ok(t)
+}
+
+/// What the steps said of themselves that the record keeps as notes.
+#[derive(Default)]
+struct Marks {
+    /// Steps left out: `is_copied_context`.
+    copied: usize,
+    /// Agent steps with `llm_call_count` 0, by record index.
+    dispatched: Vec<usize>,
+    /// Steps with `llm_call_count` above 1, by record index, with the count.
+    aggregated: Vec<(usize, u64)>,
+    /// Each `reasoning_effort` written, in order of first use.
+    efforts: Vec<String>,
+}
+
+impl Marks {
+    fn note(self, t: &mut Trajectory) {
+        if self.copied > 0 {
+            t.notes.push(format!(
+                "ATIF: {} step(s) marked is_copied_context (copied from a prior trajectory for context, not new interactions) left out",
+                self.copied
+            ));
+        }
+        if !self.dispatched.is_empty() {
+            t.notes.push(format!(
+                "ATIF: agent steps {:?} are deterministic dispatch (llm_call_count 0): their calls were issued without a model inference",
+                self.dispatched
+            ));
+        }
+        if !self.aggregated.is_empty() {
+            let each: Vec<String> = self.aggregated.iter().map(|(i, n)| format!("step {i}: {n}")).collect();
+            t.notes.push(format!("ATIF: metrics summed over several model inferences (llm_call_count): {}", each.join(", ")));
+        }
+        if !self.efforts.is_empty() {
+            t.notes.push(format!("ATIF reasoning_effort: {}", self.efforts.join(", ")));
+        }
+    }
 }
 
 fn read_linked(p: &Path) -> Result<(Source, ()), String> {
@@ -294,15 +428,39 @@ fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.parent().unwrap_or(Path::new("")).join(r)
 }
 
+/// Appends one trajectory's steps, each delegation followed by the subagent's steps: a linked
+/// file, or one of `embedded` (the trajectory's `subagent_trajectories`) a ref names by
+/// `trajectory_id`. The embedded ones no ref names follow the steps.
+#[allow(clippy::too_many_arguments)]
 fn append_steps(
     t: &mut Trajectory,
     src: &Source,
     file_ix: u32,
     steps: Vec<(Range<usize>, RawStep)>,
+    embedded: Vec<Doc>,
     agent: Option<&str>,
     budget: &mut usize,
+    marks: &mut Marks,
 ) -> Result<(), InputError> {
+    let mut embedded: Vec<Option<Doc>> = embedded.into_iter().map(Some).collect();
     for (at, s) in steps {
+        if s.is_copied_context == Some(true) {
+            marks.copied += 1;
+            continue;
+        }
+        match (s.source.as_str(), s.llm_call_count) {
+            ("agent", Some(0)) => marks.dispatched.push(t.steps.len()),
+            (_, Some(n)) if n > 1 => marks.aggregated.push((t.steps.len(), n)),
+            _ => {}
+        }
+        let effort = match &s.reasoning_effort {
+            Some(Value::String(e)) => Some(e.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        if let Some(e) = effort.filter(|e| !e.is_empty() && !marks.efforts.contains(e)) {
+            marks.efforts.push(e);
+        }
         let role = match s.source.as_str() {
             "agent" => Role::Assistant,
             "user" => Role::User,
@@ -327,13 +485,25 @@ fn append_steps(
         }
         let here = to_u32(t.steps.len());
         let mut env_text: Vec<String> = Vec::new();
-        let mut subagents: Vec<(String, PathBuf)> = Vec::new();
+        let mut subagents: Vec<Delegated> = Vec::new();
         let results = s.observation.map(|o| o.results).unwrap_or_default();
         for (pos, r) in results.iter().enumerate() {
             let output = content_text(&r.content);
             for sub in r.subagent_trajectory_ref.iter().flatten() {
-                if let Some(p) = &sub.trajectory_path {
-                    subagents.push((sub.session_id.clone().unwrap_or_else(|| p.clone()), resolve(&src.path, p)));
+                // The embedded form first (v1.7); a path the ref also gives is the same trajectory.
+                let found = sub.trajectory_id.as_deref().and_then(|id| {
+                    embedded.iter_mut().find(|d| d.as_ref().is_some_and(|d| d.trajectory_id.as_deref() == Some(id)))?.take()
+                });
+                match (found, &sub.trajectory_id, &sub.trajectory_path) {
+                    (Some(doc), Some(id), _) => subagents.push(Delegated::Embedded(id.clone(), Box::new(doc))),
+                    (_, _, Some(p)) => {
+                        let name = sub.session_id.clone().or_else(|| sub.trajectory_id.clone()).unwrap_or_else(|| p.clone());
+                        subagents.push(Delegated::File(name, resolve(&src.path, p)));
+                    }
+                    (_, Some(id), None) => {
+                        t.notes.push(format!("subagent trajectory {id} not followed: no embedded trajectory has that trajectory_id, or an earlier ref took it"));
+                    }
+                    _ => {}
                 }
             }
             if calls.is_empty() {
@@ -356,7 +526,15 @@ fn append_steps(
             env.source_span = span;
             t.steps.push(env);
         }
-        for (session, p) in subagents {
+        for sub in subagents {
+            let (session, p) = match sub {
+                Delegated::Embedded(id, doc) => {
+                    let name = format!("subagent:{id}");
+                    append_steps(t, src, file_ix, doc.steps, doc.subagents, Some(&name), budget, marks)?;
+                    continue;
+                }
+                Delegated::File(session, p) => (session, p),
+            };
             if *budget == 0 {
                 t.notes.push(format!("subagent trajectory {} not followed: too many linked files", p.display()));
                 continue;
@@ -368,13 +546,27 @@ fn append_steps(
                     t.provenance.files.push(ssrc.provenance("subagent_transcript"));
                     let ix = to_u32(t.provenance.files.len() - 1);
                     let name = format!("subagent:{session}");
-                    append_steps(t, &ssrc, ix, sdoc.steps, Some(&name), budget)?;
+                    append_steps(t, &ssrc, ix, sdoc.steps, sdoc.subagents, Some(&name), budget, marks)?;
                 }
                 Err(e) => t.notes.push(format!("subagent trajectory {} could not be read: {e}", p.display())),
             }
         }
     }
+    for (n, doc) in embedded.into_iter().enumerate().filter_map(|(n, d)| Some((n, d?))) {
+        let id = doc.trajectory_id.clone().unwrap_or_else(|| format!("#{n}"));
+        t.notes.push(format!("embedded subagent trajectory {id} is named by no subagent_trajectory_ref: its steps follow those of the trajectory embedding it"));
+        let name = format!("subagent:{id}");
+        append_steps(t, src, file_ix, doc.steps, doc.subagents, Some(&name), budget, marks)?;
+    }
     Ok(())
+}
+
+/// A subagent trajectory a step delegated to, with the name its steps take.
+enum Delegated {
+    /// Embedded in the same file (v1.7), by `trajectory_id`.
+    Embedded(String, Box<Doc>),
+    /// Another file, by `trajectory_path`, named by the ref's `session_id` or the path.
+    File(String, PathBuf),
 }
 
 /// A standalone ATIF file (no Harbor trial result beside it).
@@ -390,11 +582,11 @@ impl Adapter for Atif {
     }
 
     fn describe(&self) -> &'static str {
-        "ATIF trajectory (Harbor agent/trajectory.json, v1.0-1.7)"
+        "ATIF trajectory (Harbor agent/trajectory.json, v1.0-1.8)"
     }
 
     fn versions(&self) -> &'static str {
-        "1.0–1.7"
+        "1.0–1.8"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
@@ -453,22 +645,43 @@ mod tests {
             &["samples/atif", "samples/harbor", "samples/invalid"],
             "trajectory.json",
         );
-        let sketch = |d: &Doc| {
+        fn sketch(d: &Doc) -> String {
             let steps: Vec<String> = d
                 .steps
                 .iter()
-                .map(|(at, s)| format!("{at:?} {} {} {:?} {:?}", s.source, s.message, s.timestamp, s.tool_calls.as_ref().map(Vec::len)))
+                .map(|(at, s)| {
+                    let refs: Vec<(Option<&str>, Option<&str>)> = s
+                        .observation
+                        .iter()
+                        .flat_map(|o| &o.results)
+                        .flat_map(|r| r.subagent_trajectory_ref.iter().flatten())
+                        .map(|r| (r.trajectory_id.as_deref(), r.trajectory_path.as_deref()))
+                        .collect();
+                    format!(
+                        "{at:?} {} {} {:?} {:?} {:?} {:?} {:?} {refs:?}",
+                        s.source,
+                        s.message,
+                        s.timestamp,
+                        s.tool_calls.as_ref().map(Vec::len),
+                        s.llm_call_count,
+                        s.reasoning_effort,
+                        s.is_copied_context
+                    )
+                })
                 .collect();
-            (
-                d.schema_version.clone(),
-                d.session_id.clone(),
-                d.agent.name.clone(),
-                steps,
-                d.continued_trajectory_ref.clone(),
-                d.notes.clone(),
+            let subs: Vec<String> = d.subagents.iter().map(sketch).collect();
+            format!(
+                "{} {:?} {:?} {} {steps:?} {:?} {:?} {:?} {subs:?}",
+                d.schema_version,
+                d.session_id,
+                d.trajectory_id,
+                d.agent.name,
+                d.final_metrics.as_ref().map(|f| f.total_prompt_tokens),
+                d.continued_trajectory_ref,
+                d.notes,
             )
-        };
-        let (mut read, mut refused) = (0, 0);
+        }
+        let (mut read, mut refused, mut embedded) = (0, 0, 0);
         for f in files {
             let src = Source::read(&f, &f.to_string_lossy()).expect("a sample reads");
             let Ok(text) = src.text() else { continue };
@@ -476,11 +689,13 @@ mod tests {
                 (Ok(one), Ok(two)) => {
                     assert_eq!(sketch(&one), sketch(&two), "{}", f.display());
                     read += 1;
+                    embedded += usize::from(!one.subagents.is_empty());
                 }
                 (Err(GiveUp), Err(_)) => refused += 1,
                 (one, two) => panic!("{}: one pass {:?}, two passes {:?}", f.display(), one.is_ok(), two.is_ok()),
             }
         }
-        assert!(read >= 5 && refused >= 2, "samples read: {read}, refused: {refused}");
+        assert!(read >= 7 && refused >= 2, "samples read: {read}, refused: {refused}");
+        assert!(embedded >= 2, "samples with embedded subagents read: {embedded}");
     }
 }

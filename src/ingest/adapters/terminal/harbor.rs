@@ -102,7 +102,7 @@ impl Adapter for HarborTrial {
     }
 
     fn versions(&self) -> &'static str {
-        "TrialResult + ATIF 1.0–1.7"
+        "TrialResult + ATIF 1.0–1.8"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
