@@ -133,3 +133,41 @@ fn the_older_samples_read_as_before() {
     assert_eq!(ts[0].session_id.as_deref(), Some("main"));
     assert!(!ts[0].notes.iter().any(|n| n.starts_with("ATIF:") || n.starts_with("ATIF reasoning_effort")), "{:?}", ts[0].notes);
 }
+
+#[test]
+fn a_subagents_own_tools_are_offered_tools_and_not_suspect() {
+    // The root declares `bash`; the subagent it delegates to declares and calls `read_file`.
+    // Both lists were offered in the run, so the subagent's call is no stranger.
+    let doc = serde_json::json!({
+        "schema_version": "ATIF-v1.7",
+        "session_id": "s",
+        "agent": {"name": "terminus-2", "version": "1", "model_name": "m",
+                  "tool_definitions": [{"type": "function", "function": {"name": "bash", "parameters": {}}}]},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "read the notes"},
+            {"step_id": 2, "source": "agent", "message": "delegating",
+             "tool_calls": [{"tool_call_id": "c1", "function_name": "bash", "arguments": {"command": "ls"}}],
+             "observation": {"results": [{"source_call_id": "c1", "content": "notes.txt",
+                                          "subagent_trajectory_ref": [{"trajectory_id": "reader"}]}]}}
+        ],
+        "subagent_trajectories": [{
+            "trajectory_id": "reader",
+            "agent": {"name": "reader", "tool_definitions": [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]},
+            "steps": [
+                {"step_id": 1, "source": "agent", "message": "reading",
+                 "tool_calls": [{"tool_call_id": "r1", "function_name": "read_file", "arguments": {"path": "notes.txt"}}],
+                 "observation": {"results": [{"source_call_id": "r1", "content": "dark mode"}]}}
+            ]
+        }]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trajectory.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let got = crate::common::classified(&[&path]);
+    let (t, v) = &got[0];
+    let names: Vec<&str> = t.declared_tools.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["bash", "read_file"]);
+    assert_eq!(t.steps.iter().filter(|s| s.agent.as_deref() == Some("subagent:reader")).count(), 1);
+    assert!(!v.flags.iter().any(|f| f == "registry_suspect"), "{:?}", v.evidence);
+    assert!(!v.evidence.iter().any(|e| e.rule == "registry-suspect-call"));
+}

@@ -428,6 +428,19 @@ fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.parent().unwrap_or(Path::new("")).join(r)
 }
 
+/// Adds the tools a subagent declares to the run's declared tools: they were offered in this
+/// run, and a subagent's call is judged against that list (its steps are the record's steps).
+/// Only where the root declares a list too: without one, a subagent's list would be taken for
+/// everything the root could call.
+fn offer_tools(t: &mut Trajectory, agent: &RawAgent) {
+    let (Some(declared), Some(defs)) = (t.declared_tools.as_mut(), agent.tool_definitions.as_ref()) else { return };
+    for tool in defs.iter().filter_map(declared_tool) {
+        if !declared.iter().any(|d| d.name == tool.name) {
+            declared.push(tool);
+        }
+    }
+}
+
 /// Appends one trajectory's steps, each delegation followed by the subagent's steps: a linked
 /// file, or one of `embedded` (the trajectory's `subagent_trajectories`) a ref names by
 /// `trajectory_id`. The embedded ones no ref names follow the steps.
@@ -530,6 +543,7 @@ fn append_steps(
             let (session, p) = match sub {
                 Delegated::Embedded(id, doc) => {
                     let name = format!("subagent:{id}");
+                    offer_tools(t, &doc.agent);
                     append_steps(t, src, file_ix, doc.steps, doc.subagents, Some(&name), budget, marks)?;
                     continue;
                 }
@@ -543,6 +557,7 @@ fn append_steps(
             match read_linked(&p) {
                 Ok((ssrc, ())) => {
                     let sdoc = read_doc(&ssrc, "ATIF subagent trajectory")?;
+                    offer_tools(t, &sdoc.agent);
                     t.provenance.files.push(ssrc.provenance("subagent_transcript"));
                     let ix = to_u32(t.provenance.files.len() - 1);
                     let name = format!("subagent:{session}");
@@ -556,6 +571,7 @@ fn append_steps(
         let id = doc.trajectory_id.clone().unwrap_or_else(|| format!("#{n}"));
         t.notes.push(format!("embedded subagent trajectory {id} is named by no subagent_trajectory_ref: its steps follow those of the trajectory embedding it"));
         let name = format!("subagent:{id}");
+        offer_tools(t, &doc.agent);
         append_steps(t, src, file_ix, doc.steps, doc.subagents, Some(&name), budget, marks)?;
     }
     Ok(())
