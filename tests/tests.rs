@@ -39,6 +39,7 @@ mod ingest_magentic_one;
 mod ingest_mini_swe_agent;
 /// OpenHands V0 event lists (real corpus) and evaluation output.jsonl (samples).
 mod ingest_openhands;
+mod ingest_openhands_sdk;
 /// OpenTelemetry GenAI spans: OTLP JSON, a console-exporter list with pre-1.37 names, JSONL with a broken line, verdict joins.
 mod ingest_otel;
 /// SWE-agent `.traj` files: the real text-action and function-calling runs, requeried replies, exit statuses, bad input.

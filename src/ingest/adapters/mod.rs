@@ -46,6 +46,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &talos::TalosSummary,
         &swe::openhands::OpenHandsEvents,
         &swe::openhands::OpenHandsEval,
+        &swe::openhands_sdk::OpenHandsSdk,
+        &swe::openhands_sdk::OpenHandsSdkConversation,
         &inspect::InspectEval,
         &inspect::InspectJson,
         &otel::OtelSpans,

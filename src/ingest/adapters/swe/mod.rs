@@ -3,5 +3,6 @@
 pub mod common;
 pub mod mini_swe_agent;
 pub mod openhands;
+pub mod openhands_sdk;
 pub mod sidecar;
 pub mod swe_agent;

@@ -430,7 +430,8 @@ impl Adapter for OpenHandsEvents {
 
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };
-        if j.top_is_array && j.has("[].source") && (j.has("[].action") || j.has("[].observation")) {
+        // The agent SDK's events carry a `kind` discriminator: those are `openhands-sdk`.
+        if j.top_is_array && j.has("[].source") && (j.has("[].action") || j.has("[].observation")) && !j.has("[].kind") {
             return marker("list of events with source and action/observation");
         }
         Err("not a list of events with source and action/observation".into())
