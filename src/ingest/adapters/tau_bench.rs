@@ -22,7 +22,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
-use crate::ingest::adapters::shared::common::{content_text, tool_call};
+use crate::ingest::adapters::shared::common::{content_text, task_string, test_status, tool_call};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -163,14 +163,6 @@ impl RunName {
         let name = p.file_name()?.to_string_lossy().into_owned();
         let c = re.captures(&name)?;
         Some(Self { strategy: c[1].to_string(), model: c[2].to_string(), user_model: c[4].to_string() })
-    }
-}
-
-fn task_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "unknown".into(),
-        other => other.to_string(),
     }
 }
 
@@ -327,7 +319,7 @@ fn outcome(t: &Trajectory, reward: Option<f64>, info: &Value, shown: &str) -> Ou
     let judged = ri.and_then(|r| r.get("info"));
     if let Some(j) = judged {
         if let Some(ra) = j.get("r_actions").and_then(Value::as_f64) {
-            o.tests.push(TestResult { name: "r_actions".into(), status: passed(ra >= 1.0) });
+            o.tests.push(TestResult { name: "r_actions".into(), status: test_status(ra >= 1.0) });
         } else if let Some(ro) = j.get("r_outputs").and_then(Value::as_f64) {
             // RewardOutputInfo replaces the action check's info; the reward still includes it.
             if reward >= 1.0 {
@@ -338,7 +330,7 @@ fn outcome(t: &Trajectory, reward: Option<f64>, info: &Value, shown: &str) -> Ou
         }
         if let Some(outputs) = j.get("outputs").and_then(Value::as_object) {
             for (k, v) in outputs {
-                o.tests.push(TestResult { name: format!("output: {k}"), status: passed(v.as_bool() == Some(true)) });
+                o.tests.push(TestResult { name: format!("output: {k}"), status: test_status(v.as_bool() == Some(true)) });
             }
         }
     }
@@ -366,10 +358,6 @@ fn outcome(t: &Trajectory, reward: Option<f64>, info: &Value, shown: &str) -> Ou
         o.detail = Some(d);
     }
     o
-}
-
-fn passed(ok: bool) -> String {
-    if ok { "passed".into() } else { "failed".into() }
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ fn function_result(fr: &Value) -> ToolResult {
 /// A model turn (from a request's history or a response's candidate) as a step: text, thought
 /// summaries as reasoning, function calls, and code the model ran with its result.
 #[must_use]
-pub fn model_step(content: &Value) -> Step {
+fn model_step(content: &Value) -> Step {
     let mut step = Step::new(Role::Assistant, "");
     let mut thoughts = String::new();
     for p in parts(content) {
@@ -126,12 +126,12 @@ pub fn history(req: &Value) -> History {
         Some(Value::String(text)) => {
             h.msg_step.push(h.steps.len());
             h.steps.push(Step::new(Role::User, text.clone()));
-            return h;
+            h
         }
-        Some(one @ Value::Object(_)) => return turns(h, std::slice::from_ref(one)),
-        _ => {}
+        Some(one @ Value::Object(_)) => turns(h, std::slice::from_ref(one)),
+        Some(Value::Array(all)) => turns(h, all),
+        _ => h,
     }
-    turns(h, contents(req))
 }
 
 fn turns(mut h: History, contents: &[Value]) -> History {
@@ -157,10 +157,6 @@ fn turns(mut h: History, contents: &[Value]) -> History {
     h
 }
 
-fn contents(req: &Value) -> &[Value] {
-    req.get("contents").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
-}
-
 fn user_text(ps: &[Value]) -> String {
     let mut text = String::new();
     for p in ps {
@@ -179,7 +175,7 @@ fn user_text(ps: &[Value]) -> String {
 /// they are added here for token totals to compare across providers (prompt + completion =
 /// `totalTokenCount`). `cachedContentTokenCount` is part of the prompt, as OpenAI's is.
 #[must_use]
-pub fn tokens(u: &Value) -> Option<Tokens> {
+fn tokens(u: &Value) -> Option<Tokens> {
     if !u.is_object() {
         return None;
     }
@@ -260,15 +256,8 @@ pub fn declared_tools(tools: &Value) -> Option<Vec<DeclaredTool>> {
         let Some(o) = t.as_object() else { continue };
         for (k, v) in o {
             if matches!(k.as_str(), "functionDeclarations" | "function_declarations") {
-                for f in v.as_array().map(Vec::as_slice).unwrap_or_default() {
-                    let Some(name) = f.get("name").and_then(Value::as_str) else { continue };
-                    let description = f
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(|d| d.lines().next().unwrap_or_default().to_string())
-                        .filter(|d| !d.is_empty());
-                    out.push(DeclaredTool { name: name.to_string(), description });
-                }
+                // Each declaration is a function as the other chat APIs declare them.
+                out.extend(super::api::declared_tools(v).unwrap_or_default());
             } else {
                 out.push(DeclaredTool { name: snake(k), description: None });
             }

@@ -288,7 +288,7 @@ pub fn is_model_call(op: &str) -> bool {
 
 /// The memory operations of the GenAI repository's `gen_ai.memory.client` span: store
 /// lifecycle and record operations.
-pub const MEMORY_OPERATIONS: &[&str] =
+const MEMORY_OPERATIONS: &[&str] =
     &["create_memory_store", "delete_memory_store", "search_memory", "create_memory", "update_memory", "upsert_memory", "delete_memory"];
 
 pub fn is_memory(op: &str) -> bool {
@@ -313,7 +313,7 @@ pub struct Edition {
 }
 
 /// The edition a schema URL names: `(latest, "gen-ai/1.42.0")`, `(false, "1.37.0")`.
-pub fn edition_of_url(url: &str) -> Option<(bool, String)> {
+fn edition_of_url(url: &str) -> Option<(bool, String)> {
     let rest = url.trim_end_matches('/').split("/schemas/").nth(1)?;
     match rest.split_once('/') {
         Some((repo, version)) if repo.starts_with("gen-ai") => Some((true, format!("{repo}/{version}"))),
@@ -409,6 +409,14 @@ impl<'a> Reader<'a> {
         self.push_raw(raw, None, None, diags);
         Ok(())
     }
+}
+
+/// How a span failed, after `prefix`: its `error.type` (else "error") and its message.
+#[must_use]
+pub fn failure(prefix: &str, s: &Span) -> String {
+    let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
+    let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
+    format!("{prefix}{kind}: {msg}").trim_end_matches(": ").to_string()
 }
 
 /// Lines that each start a JSON object: a JSON Lines file rather than one document.

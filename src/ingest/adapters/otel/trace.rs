@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::ADAPTER;
 use super::messages::{Message, message, model_messages, parts_text, text_of, usage_of};
-use super::spans::{Edition, Span, error_text, is_memory, is_model_call, iso, operation, str_attr};
+use super::spans::{Edition, Span, error_text, failure, is_memory, is_model_call, iso, operation, str_attr};
 use crate::ingest::adapters::chat::api::{declared_tools, sum_usage};
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::tool_call;
@@ -184,9 +184,7 @@ impl<'a> Builder<'a> {
         step.tokens = (tokens != Tokens::default()).then_some(tokens);
         let time = s.end.or(s.start).and_then(iso);
         if s.error {
-            let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
-            let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
-            let mut env = Step::new(Role::Environment, format!("model call failed: {kind}: {msg}").trim_end_matches(": ").to_string());
+            let mut env = Step::new(Role::Environment, failure("model call failed: ", s));
             env.agent.clone_from(&step.agent);
             if out.is_none() {
                 self.uncaptured_turns -= 1;
@@ -242,9 +240,7 @@ impl<'a> Builder<'a> {
     fn plan_span(&mut self, s: &Span) {
         self.plans += 1;
         if s.error || s.attrs.contains_key("error.type") {
-            let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
-            let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
-            let mut env = Step::new(Role::Environment, format!("planning failed: {kind}: {msg}").trim_end_matches(": ").to_string());
+            let mut env = Step::new(Role::Environment, failure("planning failed: ", s));
             env.agent = self.agent_of(s);
             self.steps.push(env, s.span, s.end.or(s.start).and_then(iso));
         }
@@ -276,9 +272,7 @@ impl<'a> Builder<'a> {
             text.push_str(&text_of(records));
         }
         if s.error || s.attrs.contains_key("error.type") {
-            let kind = str_attr(&s.attrs, "error.type").unwrap_or("error");
-            let msg = error_text(s).map(|(_, m)| m).unwrap_or_default();
-            text.push_str(format!("\nfailed: {kind}: {msg}").trim_end_matches(": "));
+            text.push_str(&failure("\nfailed: ", s));
         }
         let mut env = Step::new(Role::Environment, text);
         env.agent = self.agent_of(s);

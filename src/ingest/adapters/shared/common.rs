@@ -54,6 +54,22 @@ pub fn tool_call(id: Option<String>, name: impl Into<String>, args: &Value) -> T
     ToolCall { id, name: name.into(), arguments, raw_arguments }
 }
 
+/// A task id as the tau-bench family writes it: a string, or a number in older files.
+#[must_use]
+pub fn task_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "unknown".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A test's status word from whether it passed.
+#[must_use]
+pub fn test_status(ok: bool) -> String {
+    if ok { "passed".into() } else { "failed".into() }
+}
+
 #[must_use]
 pub fn num(v: Option<&Value>) -> Option<f64> {
     match v? {

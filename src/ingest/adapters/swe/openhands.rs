@@ -461,7 +461,7 @@ impl Adapter for OpenHandsEvents {
 }
 
 /// The file name without its extension (`.json`).
-fn task_from_path(p: &Path) -> String {
+pub(super) fn task_from_path(p: &Path) -> String {
     p.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 

@@ -24,6 +24,7 @@ use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::StepBuilder;
 use crate::ingest::adapters::shared::common::{content_text, declared_tool, num, tool_call, uint};
+use crate::ingest::adapters::shared::json_walk::{document, each_at};
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, FileSet, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -48,12 +49,8 @@ fn usage_from_metrics(metrics: &[&Value]) -> Option<Usage> {
     if metrics.is_empty() {
         return None;
     }
+    use crate::util::add_count as add_u;
     let mut u = Usage::default();
-    let add_u = |a: &mut Option<u64>, v: Option<u64>| {
-        if let Some(v) = v {
-            *a = Some(a.unwrap_or(0) + v);
-        }
-    };
     for m in metrics {
         if let Some(c) = num(m.get("accumulated_cost")) {
             u.cost = Some(u.cost.unwrap_or(0.0) + c);
@@ -265,18 +262,12 @@ impl Adapter for OpenHandsSdk {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let text = src.text()?;
-        let items: Vec<&RawValue> =
-            serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "OpenHands SDK event list", &e))?;
+        let items: Vec<&RawValue> = document(&src, "OpenHands SDK event list")?;
         let mut c = Conv::default();
-        for raw in &items {
-            let e: Value = serde_json::from_str(raw.get()).map_err(|e| {
-                let base = src.offset_of(raw.get()).unwrap_or(0);
-                InputError::from_json_at(&src.display, &src.bytes, base, "OpenHands SDK event", &e)
-            })?;
-            c.push(&e, src.span_of(0, raw.get()));
+        for (at, e) in each_at::<Value>(&src, &items, "OpenHands SDK event")? {
+            c.push(&e, Some(src.span(0, at.start, at.len())));
         }
-        let task = unit.primary.path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let task = super::openhands::task_from_path(&unit.primary.path);
         let mut t = Trajectory::new(task, HARNESS, self.name(), self.version(), vec![src.provenance("transcript")]);
         t.provenance.format_version = Some("openhands-sdk-events".into());
         c.finish_into(&mut t);
@@ -335,18 +326,16 @@ impl Adapter for OpenHandsSdkConversation {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let state: Value = serde_json::from_str(src.text()?)
-            .map_err(|e| InputError::from_json(&src.display, &src.bytes, "OpenHands SDK base_state.json", &e))?;
+        let state: Value = src.json("OpenHands SDK base_state.json")?;
         let mut c = Conv::default();
         let mut prov = vec![src.provenance("state")];
         let mut events: Vec<&crate::ingest::format::FileEntry> = unit.companions.iter().collect();
         events.sort_by(|a, b| a.path.cmp(&b.path));
         for (i, f) in events.iter().enumerate() {
             let es = Source::read(&f.path, &f.display)?;
-            let e: Value =
-                serde_json::from_str(es.text()?).map_err(|e| InputError::from_json(&es.display, &es.bytes, "OpenHands SDK event", &e))?;
+            let e: Value = es.json("OpenHands SDK event")?;
             let file = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            c.push(&e, es.span_of(file, es.text()?));
+            c.push(&e, Some(es.span(file, 0, es.bytes.len())));
             prov.push(es.provenance("transcript"));
         }
         if let Some(st) = state.get("execution_status").and_then(Value::as_str) {

@@ -27,7 +27,7 @@ mod summary;
 
 use serde_json::Value;
 
-use crate::ingest::adapters::shared::common::uint;
+use crate::ingest::adapters::shared::common::{test_status, uint};
 use crate::model::{Amounts, Outcome, OutcomeStatus, TestResult, Trajectory};
 
 pub use store::TalosStore;
@@ -126,7 +126,7 @@ fn outcome_for(disposition: Option<&Value>, gates: Option<&Value>, shown: &str) 
     };
     for (name, g) in gates.and_then(|g| g.get("gates")).and_then(Value::as_object).into_iter().flatten() {
         let ok = g.get("passed").and_then(Value::as_bool).unwrap_or(false);
-        o.tests.push(TestResult { name: name.clone(), status: if ok { "passed".into() } else { "failed".into() } });
+        o.tests.push(TestResult { name: name.clone(), status: test_status(ok) });
     }
     o
 }

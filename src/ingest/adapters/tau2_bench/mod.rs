@@ -24,6 +24,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::ingest::adapters::shared::common::task_string;
+use crate::ingest::adapters::shared::json_walk::document;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileEntry, FileRole, FileSet, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
@@ -39,12 +41,16 @@ const RESULTS_FILE: &str = "results.json";
 /// tau2-bench results files, `dir`-layout run directories and single simulation files.
 pub struct Tau2Bench;
 
+/// A `Results` document, or (`termination_reason`, or neither `info` nor `tasks`) one
+/// `SimulationRun` named on its own: one reading tells them apart.
 #[derive(Deserialize)]
 struct RawResults<'a> {
     #[serde(default)]
-    info: Value,
+    termination_reason: Option<serde::de::IgnoredAny>,
     #[serde(default)]
-    tasks: Vec<Value>,
+    info: Option<Value>,
+    #[serde(default)]
+    tasks: Option<Vec<Value>>,
     #[serde(borrow, default)]
     simulations: Option<Vec<&'a RawValue>>,
     #[serde(default)]
@@ -69,7 +75,7 @@ pub(crate) struct Run {
 
 impl Run {
     fn from_results(r: &RawResults<'_>) -> Self {
-        let info = &r.info;
+        let info = r.info.as_ref().unwrap_or(&Value::Null);
         let s = |p: &str| info.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
         let declared = info.pointer("/environment_info/tool_defs").and_then(Value::as_object).map(|defs| {
             defs.iter()
@@ -80,7 +86,7 @@ impl Run {
                 .collect()
         });
         let mut expected = std::collections::HashMap::new();
-        for task in &r.tasks {
+        for task in r.tasks.iter().flatten() {
             let Some(id) = task.get("id").map(task_string) else { continue };
             let actions = task.pointer("/evaluation_criteria/actions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let list: Vec<(String, String)> = actions
@@ -105,15 +111,6 @@ impl Run {
             declared,
             expected,
         }
-    }
-}
-
-/// A task id as tau2 writes it: a string, or a number in older index entries.
-pub(crate) fn task_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "unknown".into(),
-        other => other.to_string(),
     }
 }
 
@@ -173,15 +170,11 @@ impl Adapter for Tau2Bench {
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
         let src = Source::read(&unit.primary.path, &unit.primary.display)?;
-        let text = src.text()?;
-        let keys: Keys =
-            serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "tau2-bench results", &e))?;
+        let r: RawResults<'_> = document(&src, "tau2-bench results")?;
         // A simulation file given without its run: the run's metadata, if it sits beside it.
-        if keys.termination_reason.is_some() || (keys.info.is_none() && keys.tasks.is_none()) {
+        if r.termination_reason.is_some() || (r.info.is_none() && r.tasks.is_none()) {
             return parse_lone_simulation(unit, &src, out);
         }
-        let r: RawResults<'_> =
-            serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "tau2-bench results", &e))?;
         let run = Run::from_results(&r);
         let sim_files = simulation_files(unit);
         if sim_files.is_empty() {
@@ -219,17 +212,6 @@ impl Adapter for Tau2Bench {
     }
 }
 
-/// The top-level keys that tell a `Results` document from one `SimulationRun`.
-#[derive(Deserialize)]
-struct Keys {
-    #[serde(default)]
-    termination_reason: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    info: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    tasks: Option<serde::de::IgnoredAny>,
-}
-
 /// The simulation files of a `dir`-layout run: those detection gave it, or, for a
 /// `results.json` named on its own, those on disk beside it, in name order either way.
 fn simulation_files(unit: &Unit) -> Vec<FileEntry> {
@@ -259,18 +241,14 @@ fn simulation_files(unit: &Unit) -> Vec<FileEntry> {
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn read_simulation_file(f: &FileEntry, results: &Source, run: &Run) -> Result<crate::model::Trajectory, InputError> {
     let src = Source::read(&f.path, &f.display)?;
-    let text = src.text()?;
-    let raw: &RawValue =
-        serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "tau2-bench simulation", &e))?;
+    let raw: &RawValue = document(&src, "tau2-bench simulation")?;
     sim::record(&src, raw, run, vec![src.provenance("transcript"), results.provenance("run_metadata")], "dir")
 }
 
 /// One simulation file parsed as the primary file: its run's `results.json`, one directory up,
 /// still names the models and limits when it is there.
 fn parse_lone_simulation(unit: &Unit, src: &Source, out: &mut Output<'_>) -> Result<(), InputError> {
-    let text = src.text()?;
-    let raw: &RawValue =
-        serde_json::from_str(text).map_err(|e| InputError::from_json(&src.display, &src.bytes, "tau2-bench simulation", &e))?;
+    let raw: &RawValue = document(src, "tau2-bench simulation")?;
     let results_path = unit
         .primary
         .path

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::Run;
 use super::sim::RawSim;
+use crate::ingest::adapters::shared::common::test_status;
 use crate::model::{Outcome, OutcomeStatus, TestResult, Trajectory};
 
 /// `is_successful`'s tolerance around a reward of 1.
@@ -23,8 +24,9 @@ pub(super) fn outcome(t: &Trajectory, sim: &RawSim<'_>, run: &Run, shown: &str) 
         o.detail = Some(format!("the simulation raised and was never evaluated: {}", first_line(&msg)));
         return o;
     }
-    let ri = sim.reward_info.as_ref().filter(|v| !v.is_null());
-    let Some(reward) = ri.and_then(|r| r.get("reward")).and_then(Value::as_f64) else {
+    let Some((ri, reward)) =
+        sim.reward_info.as_ref().filter(|v| !v.is_null()).and_then(|ri| Some((ri, ri.get("reward").and_then(Value::as_f64)?)))
+    else {
         let mut o = Outcome::unknown();
         o.detail = Some("no reward_info: the simulation was not evaluated".into());
         return o;
@@ -32,19 +34,13 @@ pub(super) fn outcome(t: &Trajectory, sim: &RawSim<'_>, run: &Run, shown: &str) 
     let status = if reward >= 1.0 - SOLVED { OutcomeStatus::Passed } else { OutcomeStatus::Failed };
     let mut o = Outcome::new(status, shown, "reward_info.reward");
     o.reward = Some(reward);
-    if let Some(ri) = ri {
-        o.tests = tests(ri);
-    }
-    o.detail = ri.and_then(|r| r.pointer("/info/note")).and_then(Value::as_str).map(String::from).or_else(|| expected(t, ri, run));
+    o.tests = tests(ri);
+    o.detail = ri.pointer("/info/note").and_then(Value::as_str).map(String::from).or_else(|| expected(t, ri, run));
     o
 }
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-fn passed(ok: bool) -> String {
-    if ok { "passed".into() } else { "failed".into() }
 }
 
 /// One test per reward basis, then the checks behind them, in the order tau2 wrote them.
@@ -53,17 +49,17 @@ fn tests(ri: &Value) -> Vec<TestResult> {
     if let Some(b) = ri.get("reward_breakdown").and_then(Value::as_object) {
         let mut basis: Vec<(&String, f64)> = b.iter().filter_map(|(k, v)| Some((k, v.as_f64()?))).collect();
         basis.sort_by(|a, b| a.0.cmp(b.0));
-        out.extend(basis.into_iter().map(|(k, v)| TestResult { name: format!("reward: {k}"), status: passed(v >= 1.0 - SOLVED) }));
+        out.extend(basis.into_iter().map(|(k, v)| TestResult { name: format!("reward: {k}"), status: test_status(v >= 1.0 - SOLVED) }));
     }
     if let Some(db) = ri.pointer("/db_check/db_match").and_then(Value::as_bool) {
-        out.push(TestResult { name: "db_check".into(), status: passed(db) });
+        out.push(TestResult { name: "db_check".into(), status: test_status(db) });
     }
     let checks = |key: &str, name: &dyn Fn(&Value) -> Option<String>, ok: &str| -> Vec<TestResult> {
         ri.get(key)
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()
-                    .filter_map(|c| Some(TestResult { name: name(c)?, status: passed(c.get(ok).and_then(Value::as_bool)?) }))
+                    .filter_map(|c| Some(TestResult { name: name(c)?, status: test_status(c.get(ok).and_then(Value::as_bool)?) }))
                     .collect()
             })
             .unwrap_or_default()
@@ -77,9 +73,9 @@ fn tests(ri: &Value) -> Vec<TestResult> {
 
 /// The task's expected actions, and which of them the agent never called by name (the
 /// evaluator compares arguments too; its `action_checks`, when present, are the tests).
-fn expected(t: &Trajectory, ri: Option<&Value>, run: &Run) -> Option<String> {
+fn expected(t: &Trajectory, ri: &Value, run: &Run) -> Option<String> {
     let from_checks: Vec<(String, String)> = ri
-        .and_then(|r| r.get("action_checks"))
+        .get("action_checks")
         .and_then(Value::as_array)
         .map(|l| {
             l.iter()

@@ -11,12 +11,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{NAME, Run, task_string};
+use super::{NAME, Run};
+use crate::ingest::adapters::chat::api::sum_usage;
 use crate::ingest::adapters::shared::build::StepBuilder;
-use crate::ingest::adapters::shared::common::{tool_call, uint};
+use crate::ingest::adapters::shared::common::{task_string, tool_call, uint};
+use crate::ingest::adapters::shared::json_walk::each_at;
 use crate::ingest::diag::InputError;
 use crate::ingest::source::Source;
-use crate::model::{Reasoning, Role, SourceFile, Step, Tokens, ToolResult, Trajectory};
+use crate::model::{Reasoning, Role, SourceFile, Step, Tokens, ToolResult, Trajectory, Usage};
 
 /// A field whose value is of another type than tau2 writes reads as absent: metadata (a cost,
 /// a time) is not worth the whole simulation.
@@ -116,22 +118,14 @@ struct RawTick {
 /// What the messages add up to, beside the steps.
 #[derive(Default)]
 struct Tally {
-    prompt: Option<u64>,
-    completion: Option<u64>,
-    reasoning: Option<u64>,
-    cached: Option<u64>,
+    /// The agent's token counts, summed over its replies.
+    usage: Usage,
     agent_cost: Option<f64>,
     agent_calls: u64,
     /// The orchestrator's steps: every turn after the agent's opening one, and every batch of
     /// tool results (`Orchestrator.step` counts one per message sent); ticks in full duplex.
     orchestrator_steps: u64,
     tool_errors: u64,
-}
-
-fn add(a: &mut Option<u64>, b: Option<u64>) {
-    if let Some(b) = b {
-        *a = Some(a.unwrap_or(0).saturating_add(b));
-    }
 }
 
 /// Parses one simulation; `layout` names the results layout it came from.
@@ -161,10 +155,10 @@ pub(super) fn record(src: &Source, raw: &RawValue, run: &Run, files: Vec<SourceF
     t.ended_at.clone_from(&sim.end_time);
     t.usage.wall_seconds = sim.duration;
     b.finish(&mut t);
-    t.usage.prompt_tokens = tally.prompt;
-    t.usage.completion_tokens = tally.completion;
-    t.usage.reasoning_tokens = tally.reasoning;
-    t.usage.cached_tokens = tally.cached;
+    t.usage.prompt_tokens = tally.usage.prompt_tokens;
+    t.usage.completion_tokens = tally.usage.completion_tokens;
+    t.usage.reasoning_tokens = tally.usage.reasoning_tokens;
+    t.usage.cached_tokens = tally.usage.cached_tokens;
     t.usage.cost_usd = sim.agent_cost.or(tally.agent_cost);
     t.usage.api_calls = (tally.agent_calls > 0).then_some(tally.agent_calls);
 
@@ -258,11 +252,8 @@ fn model_step(mut s: Step, m: &RawMsg, tally: &mut Tally, agent: bool) -> Step {
     if agent {
         let tok = tokens(m.usage.as_ref());
         s.reasoning = reasoning(m.raw_data.as_ref(), tok.as_ref());
-        if let Some(k) = &tok {
-            add(&mut tally.prompt, k.prompt);
-            add(&mut tally.completion, k.completion);
-            add(&mut tally.reasoning, k.reasoning);
-            add(&mut tally.cached, k.cached);
+        if tok.is_some() {
+            sum_usage(&mut tally.usage, tok.as_ref());
             tally.agent_calls += 1;
         }
         if let Some(c) = m.cost {
@@ -275,20 +266,11 @@ fn model_step(mut s: Step, m: &RawMsg, tally: &mut Tally, agent: bool) -> Step {
 }
 
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn parse_part<'a, T: Deserialize<'a>>(src: &Source, raw: &'a RawValue, what: &str) -> Result<T, InputError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        let base = src.offset_of(raw.get()).unwrap_or(0);
-        InputError::from_json_at(&src.display, &src.bytes, base, what, &e)
-    })
-}
-
-#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
 fn from_messages(src: &Source, msgs: &[&RawValue], b: &mut StepBuilder) -> Result<Tally, InputError> {
     let mut tally = Tally::default();
     let mut after_tool = false;
-    for (i, raw) in msgs.iter().enumerate() {
-        let m: RawMsg = parse_part(src, raw, "tau2-bench message")?;
-        let span = src.span_of(0, raw.get());
+    for (i, (at, m)) in each_at::<RawMsg>(src, msgs, "tau2-bench message")?.into_iter().enumerate() {
+        let span = Some(src.span(0, at.start, at.len()));
         let tool = m.role == "tool";
         // The agent's opening message is set up before the orchestrator's first step.
         let opening = i == 0 && m.role == "assistant";
@@ -335,9 +317,8 @@ struct Open {
 fn from_ticks(src: &Source, ticks: &[&RawValue], b: &mut StepBuilder) -> Result<Tally, InputError> {
     let mut tally = Tally { orchestrator_steps: ticks.len() as u64, ..Tally::default() };
     let mut open = Open::default();
-    for raw in ticks {
-        let tick: RawTick = parse_part(src, raw, "tau2-bench tick")?;
-        let span = src.span_of(0, raw.get());
+    for (at, tick) in each_at::<RawTick>(src, ticks, "tau2-bench tick")? {
+        let span = Some(src.span(0, at.start, at.len()));
         for agent in [true, false] {
             let (chunk, calls, results) = if agent {
                 (tick.agent_chunk.as_ref(), &tick.agent_tool_calls, &tick.agent_tool_results)
@@ -354,8 +335,7 @@ fn from_ticks(src: &Source, ticks: &[&RawValue], b: &mut StepBuilder) -> Result<
                 if let Some(c) = chunk {
                     s = model_step(s, c, &mut tally, agent);
                 }
-                s.timestamp = s.timestamp.or_else(|| tick.timestamp.clone());
-                b.push(s, span, None);
+                b.push(s, span, tick.timestamp.clone());
             } else if speaks {
                 match slot.and_then(|i| b.steps.get_mut(i)) {
                     Some(s) => {
@@ -370,8 +350,7 @@ fn from_ticks(src: &Source, ticks: &[&RawValue], b: &mut StepBuilder) -> Result<
                         if let Some(c) = chunk {
                             s = model_step(s, c, &mut tally, agent);
                         }
-                        s.timestamp = s.timestamp.or_else(|| tick.timestamp.clone());
-                        *slot = Some(b.push(s, span, None));
+                        *slot = Some(b.push(s, span, tick.timestamp.clone()));
                     }
                 }
             } else {

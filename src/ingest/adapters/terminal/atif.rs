@@ -218,13 +218,9 @@ fn two_pass(src: &Source, what: &str) -> Result<Doc, InputError> {
 
 /// Each embedded subagent trajectory as [`RawEmbedded`] reads it, then its steps again.
 fn embedded_two_pass(src: &Source, raws: Option<&[&RawValue]>) -> Result<Vec<Doc>, InputError> {
-    let what = "ATIF subagent trajectory";
-    raws.unwrap_or_default()
-        .iter()
-        .map(|raw| {
-            let start = src.offset_of(raw.get()).unwrap_or(0);
-            let d: RawEmbedded<'_> =
-                serde_json::from_str(raw.get()).map_err(|e| InputError::from_json_at(&src.display, &src.bytes, start, what, &e))?;
+    each_at::<RawEmbedded<'_>>(src, raws.unwrap_or_default(), "ATIF subagent trajectory")?
+        .into_iter()
+        .map(|(_, d)| {
             Ok(Doc {
                 schema_version: d.schema_version.unwrap_or_default(),
                 session_id: d.session_id,
