@@ -4,7 +4,8 @@
 //! this warning is where the skip becomes visible.
 
 fn main() {
-    builtin_profiles();
+    builtin_files("rules/harnesses", "builtin_profiles.rs");
+    builtin_files("rules/formats", "builtin_formats.rs");
     println!("cargo:rerun-if-changed=../shared");
     println!("cargo:rerun-if-changed=build.rs");
     let shared = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join("../shared");
@@ -13,12 +14,13 @@ fn main() {
     }
 }
 
-/// Writes `$OUT_DIR/builtin_profiles.rs`: `&[(shown path, contents)]` for every profile file.
-fn builtin_profiles() {
+/// Writes `$OUT_DIR/<out>`: `&[(shown path, contents)]` for every `.toml` file of `dir` (the
+/// harness profiles, the format mappings), so a new one needs no Rust.
+fn builtin_files(dir: &str, out_name: &str) {
     let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let dir = root.join("rules/harnesses");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+    let path = root.join(dir);
+    println!("cargo:rerun-if-changed={}", path.display());
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&path)
         .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect())
         .unwrap_or_default();
     files.sort();
@@ -26,9 +28,9 @@ fn builtin_profiles() {
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap_or_default().to_string_lossy();
-        out.push_str(&format!("    (\"rules/harnesses/{name}\", include_str!({:?})),\n", f.display().to_string()));
+        out.push_str(&format!("    (\"{dir}/{name}\", include_str!({:?})),\n", f.display().to_string()));
     }
     out.push_str("]\n");
-    let dest = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_profiles.rs");
-    std::fs::write(dest, out).expect("write the list of built-in profiles");
+    let dest = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join(out_name);
+    std::fs::write(dest, out).expect("write the list of built-in rules files");
 }

@@ -27,6 +27,14 @@ pub fn run_map<T: Send>(
     map: &(dyn Fn(Trajectory) -> T + Sync),
     sink: &mut dyn FnMut(T) -> std::io::Result<()>,
 ) -> Result<Summary, IngestError> {
+    // The rules' format mappings are read beside the built-in adapters, unless the caller chose.
+    let with_formats;
+    let opts = if opts.formats.is_empty() && !rules.formats.is_empty() {
+        with_formats = IngestOptions { formats: rules.formats.clone(), ..opts.clone() };
+        &with_formats
+    } else {
+        opts
+    };
     crate::ingest::run_map(
         opts,
         &|mut t| {

@@ -7,6 +7,8 @@ mod common;
 mod bench_gen;
 /// Classification: fixtures and lint of the rules, the doubles, checkable evidence, corpus verdicts.
 mod classify;
+/// Formats as data: shipped mappings on their fixtures, a user's mapping, bad mappings, real files.
+mod formats;
 /// The fuzz targets' seeds and saved crashes replayed through `coroner::fuzzing`: never a panic.
 mod fuzz_replay;
 /// The hostile-input suite: ZIP bombs, traversal members, deep JSON and YAML, a 2 GiB line, symlink loops, FIFOs, injection.

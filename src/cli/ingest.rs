@@ -30,7 +30,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "FILE")]
     pub verdicts: Vec<PathBuf>,
     /// A rules directory whose harness profiles say what statuses, errors and log lines mean
-    /// (`harnesses/*.toml`, added to or replacing the built-in ones).
+    /// (`harnesses/*.toml`) and whose format mappings teach coroner a JSON shape
+    /// (`formats/*.toml`), added to or replacing the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
     /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
@@ -45,13 +46,17 @@ pub struct IngestArgs {
 }
 
 /// The formats table `--list-formats` prints: a header, then one row per format with its name,
-/// role, the versions it reads (`-` when it reads none) and its description. The description
-/// comes last so that its length never moves the other columns.
+/// role, the versions it reads (`-` when it reads none) and its description; the built-in
+/// adapters, then the format mappings of `rules`. The description comes last so that its length
+/// never moves the other columns.
 #[must_use]
-pub fn formats_table() -> String {
+pub fn formats_table(rules: &crate::rules::Rules) -> String {
     use std::fmt::Write as _;
+    // A mapping that takes a built-in name is refused when ingesting; here it is simply not shown.
+    let mapped = crate::ingest::adapters::mapped::adapters(&rules.formats).unwrap_or_default();
     let rows: Vec<[&str; 4]> = crate::ingest::adapters::all()
         .iter()
+        .chain(mapped.iter())
         .map(|ad| {
             let role = match ad.role() {
                 crate::ingest::format::FileRole::Transcript => "transcript",
@@ -80,8 +85,9 @@ enum Ready {
 }
 
 pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
+    let rules = crate::rules::Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     if a.list_formats {
-        super::output::print_stdout(&formats_table()).map_err(|e| CliError::write("the formats", e))?;
+        super::output::print_stdout(&formats_table(&rules)).map_err(|e| CliError::write("the formats", e))?;
         return Ok(Done::Success);
     }
     let mut writer = match a.output.as_deref() {
@@ -89,8 +95,8 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         Some(p) if p.as_os_str() == "-" => TrajectoryWriter::jsonl(Box::new(super::output::json_stdout())),
         Some(p) => TrajectoryWriter::create(Some(p)).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?,
     };
-    let rules = crate::rules::Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
-    let opts = IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), harness: None };
+    let opts =
+        IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), ..IngestOptions::default() };
     let mut broken_pipe = false;
     // JSON lines are serialized on the parsing threads; only the writing is in order.
     let jsonl = writer.is_jsonl();
@@ -246,9 +252,14 @@ mod tests {
 
     #[test]
     fn the_formats_table_shows_versions_in_aligned_columns() {
-        let table = formats_table();
+        let rules = crate::rules::Rules::builtin().unwrap();
+        let table = formats_table(&rules);
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), all().len() + 1, "a header and one row per format");
+        assert_eq!(lines.len(), all().len() + rules.formats.len() + 1, "a header and one row per format and mapping");
+        // The mappings follow the adapters, each with its versions and file.
+        for (line, m) in lines[all().len() + 1..].iter().zip(&rules.formats) {
+            assert!(line.starts_with(&m.name) && line.contains(&m.versions) && line.ends_with(&format!("(mapping {})", m.file)), "{line}");
+        }
         let header = lines[0];
         assert!(header.starts_with("FORMAT ") && header.contains("  ROLE ") && header.contains("  VERSIONS "), "{header}");
         // Every row's description starts where the header's does, with each format's own.

@@ -16,7 +16,8 @@ use crate::rules::{Profile, Rules};
 pub struct RulesArgs {
     #[command(subcommand)]
     pub command: RulesCommand,
-    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    /// A directory with `taxonomy.toml`, `harnesses/*.toml` and/or `formats/*.toml` overriding
+    /// or adding to the built-ins.
     #[arg(long, value_name = "DIR", global = true)]
     pub rules: Option<PathBuf>,
 }
@@ -71,6 +72,12 @@ pub fn list(rules: &Rules) -> String {
         let own = p.meanings.entries.iter().filter(|e| e.file == p.file).count();
         let entries = if own == total { format!("{total} entries") } else { format!("{total} entries ({own} own)") };
         let _ = writeln!(out, "  {:<16} {:<20} {}", p.name, entries, p.description);
+    }
+    if !rules.formats.is_empty() {
+        out.push_str("\nFormat mappings (read like built-in formats; `coroner ingest --format NAME` forces one):\n");
+        for m in &rules.formats {
+            let _ = writeln!(out, "  {:<16} harness {:<14} {}", m.name, m.harness, m.file);
+        }
     }
     out
 }

@@ -31,6 +31,9 @@ pub struct IngestOptions {
     /// The harness every record was run with, when the caller knows it better than the files
     /// (a study arm's `harness`).
     pub harness: Option<String>,
+    /// Format mappings (`rules/formats/*.toml`) read besides the built-in adapters, after them
+    /// on equal evidence.
+    pub formats: Vec<std::sync::Arc<crate::rules::FormatMapping>>,
 }
 
 /// What happened to one input file.
@@ -85,6 +88,9 @@ pub enum IngestError {
     #[error("failed to find a format named `{0}`")]
     #[diagnostic(code(coroner::usage::format), help("known formats: {1}"))]
     UnknownFormatName(String, String),
+    #[error("failed to use the format mapping {1}: `{0}` is the name of a built-in format")]
+    #[diagnostic(code(coroner::rules::format_name), help("rename the mapping; `coroner ingest --list-formats` lists the built-in formats"))]
+    FormatNameTaken(String, String),
     #[error("failed to read any input: no files were found")]
     #[diagnostic(code(coroner::usage::no_input), help("name a transcript file or a run directory"))]
     NoInput,
@@ -137,13 +143,16 @@ pub fn run_map<T: Send>(
     map: &(dyn Fn(Trajectory) -> T + Sync),
     sink: &mut dyn FnMut(T) -> std::io::Result<()>,
 ) -> Result<Summary, IngestError> {
-    let all = adapters::all();
-    let forced = match &opts.format {
-        None => None,
-        Some(name) => {
-            Some(adapters::by_name(name).ok_or_else(|| IngestError::UnknownFormatName(name.clone(), adapters::names().join(", ")))?)
-        }
-    };
+    let mapped = adapters::mapped::adapters(&opts.formats).map_err(|(name, file)| IngestError::FormatNameTaken(name, file))?;
+    let all: Vec<&'static dyn Adapter> = adapters::all().iter().copied().chain(mapped).collect();
+    let all = all.as_slice();
+    let forced =
+        match &opts.format {
+            None => None,
+            Some(name) => Some(all.iter().copied().find(|a| a.name() == name).ok_or_else(|| {
+                IngestError::UnknownFormatName(name.clone(), all.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "))
+            })?),
+        };
     let mut summary = Summary::default();
     let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = walk::collect(&opts.inputs);
     for e in walk_errors {

@@ -70,7 +70,7 @@ pub struct RulesError {
     #[source_code]
     src: NamedSource<String>,
     #[label("{label}")]
-    span: Option<SourceSpan>,
+    pub(crate) span: Option<SourceSpan>,
     label: String,
     #[help]
     help: Option<String>,
@@ -309,6 +309,25 @@ impl Taxonomy {
     }
 }
 
+fn read_rules_file(p: &Path) -> Result<String, RulesError> {
+    std::fs::read_to_string(p).map_err(|e| RulesError::at(&p.display().to_string(), "", None, format!("cannot read: {e}"), None))
+}
+
+/// Every `.toml` file of `dir` (none when it is absent), in path order, with its text.
+fn toml_files(dir: &Path) -> Result<Vec<(String, String)>, RulesError> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| RulesError::at(&dir.display().to_string(), "", None, format!("cannot read: {e}"), None))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    entries.into_iter().map(|p| Ok((p.display().to_string(), read_rules_file(&p)?))).collect()
+}
+
 pub(crate) fn is_kebab(s: &str) -> bool {
     !s.is_empty() && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
@@ -323,6 +342,9 @@ pub struct Rules {
     pub digest: String,
     /// The files in force, for `coroner rules list`.
     pub files: Vec<String>,
+    /// The format mappings in force (`formats/*.toml`), by name; a user's replaces a built-in
+    /// of the same name.
+    pub formats: Vec<std::sync::Arc<super::formats::FormatMapping>>,
 }
 
 impl Rules {
@@ -335,8 +357,9 @@ impl Rules {
         Self::load(None)
     }
 
-    /// Built-in rules, with `dir/taxonomy.toml` replacing the taxonomy and
-    /// `dir/harnesses/*.toml` adding or replacing profiles when `dir` is given.
+    /// Built-in rules, with `dir/taxonomy.toml` replacing the taxonomy,
+    /// `dir/harnesses/*.toml` adding or replacing profiles and `dir/formats/*.toml` adding or
+    /// replacing format mappings when `dir` is given.
     ///
     /// # Errors
     /// The first file that does not load, with a diagnostic into it.
@@ -344,28 +367,15 @@ impl Rules {
         let mut texts: Vec<(String, String)> = Vec::new();
         let mut taxonomy = (BUILTIN_TAXONOMY.0.to_string(), BUILTIN_TAXONOMY.1.to_string());
         let mut profile_texts: Vec<(String, String)> = BUILTIN_PROFILES.iter().map(|(n, t)| ((*n).to_string(), (*t).to_string())).collect();
+        let mut format_texts: Vec<(String, String)> =
+            super::formats::BUILTIN_FORMATS.iter().map(|(n, t)| ((*n).to_string(), (*t).to_string())).collect();
         if let Some(d) = dir {
-            let read = |p: &Path| {
-                std::fs::read_to_string(p)
-                    .map_err(|e| RulesError::at(&p.display().to_string(), "", None, format!("cannot read: {e}"), None))
-            };
             let tax = d.join("taxonomy.toml");
             if tax.exists() {
-                taxonomy = (tax.display().to_string(), read(&tax)?);
+                taxonomy = (tax.display().to_string(), read_rules_file(&tax)?);
             }
-            let hdir = d.join("harnesses");
-            if hdir.is_dir() {
-                let mut entries: Vec<_> = std::fs::read_dir(&hdir)
-                    .map_err(|e| RulesError::at(&hdir.display().to_string(), "", None, format!("cannot read: {e}"), None))?
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                    .collect();
-                entries.sort();
-                for p in entries {
-                    profile_texts.push((p.display().to_string(), read(&p)?));
-                }
-            }
+            profile_texts.extend(toml_files(&d.join("harnesses"))?);
+            format_texts.extend(toml_files(&d.join("formats"))?);
         }
         let tax = Taxonomy::parse(&taxonomy.0, &taxonomy.1)?;
         texts.push(taxonomy);
@@ -403,6 +413,12 @@ impl Rules {
         layers.extend(runners.iter().map(|(f, t, r)| (f.as_str(), t.as_str(), *r)));
         // The runners lend their tables, not their names.
         profiles.insert("default".to_string(), Profile::compile(&layers, 0)?);
+        let mut formats: BTreeMap<String, std::sync::Arc<super::formats::FormatMapping>> = BTreeMap::new();
+        for (file, text) in format_texts {
+            let m = super::formats::FormatMapping::parse(&file, &text)?;
+            formats.insert(m.name.clone(), std::sync::Arc::new(m));
+            texts.push((file, text));
+        }
         let digest = {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
@@ -414,7 +430,13 @@ impl Rules {
             }
             crate::util::hex(&h.finalize())
         };
-        Ok(Self { taxonomy: tax, profiles, digest, files: texts.into_iter().map(|(f, _)| f).collect() })
+        Ok(Self {
+            taxonomy: tax,
+            profiles,
+            digest,
+            files: texts.into_iter().map(|(f, _)| f).collect(),
+            formats: formats.into_values().collect(),
+        })
     }
 
     /// The profile for a record: its harness's, else the one named for the adapter that read it

@@ -2,11 +2,13 @@
 //! harness profiles (what a harness's tools do and what its words mean). Below every stage:
 //! interpretation and classification both read them, and neither owns them.
 
+pub mod formats;
 pub mod load;
 pub mod meanings;
 pub mod pattern;
 pub mod profile;
 
+pub use formats::FormatMapping;
 pub use load::{FLAGS, IMPLEMENTED_RULES, Rules, RulesError, Taxonomy};
 pub use profile::Profile;
 

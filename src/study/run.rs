@@ -134,6 +134,7 @@ pub fn run_study(
             verdicts: arm.verdicts.iter().cloned().collect(),
             harness: arm.spec.harness.clone(),
             format: format.map(ToString::to_string),
+            ..IngestOptions::default()
         };
         let mut verdicts = Vec::new();
         let mut earliest: Option<String> = None;

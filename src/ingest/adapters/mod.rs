@@ -6,6 +6,7 @@ pub mod chat;
 pub mod coroner_jsonl;
 pub mod inspect;
 pub mod magentic_one;
+pub mod mapped;
 pub mod otel;
 pub mod shared;
 pub mod swe;
