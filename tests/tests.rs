@@ -82,3 +82,5 @@ mod spotcheck;
 mod stats;
 /// Every sample and corpus verdict is as before the interpretation redesign, or a listed change with its reason.
 mod verdicts_unchanged;
+/// Write-back: --emit atif round trip (still valid ATIF, same verdict) and --emit scout's scan.
+mod write_back;

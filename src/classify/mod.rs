@@ -3,6 +3,7 @@
 pub mod actions;
 pub mod changes;
 pub mod dialogue;
+pub mod emit;
 pub mod engine;
 pub mod fixture;
 pub mod mechanics;

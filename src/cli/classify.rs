@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CliError, Done};
+use crate::classify::emit::{Emit, atif, scout};
 use crate::classify::{Classifier, Options};
 use crate::ingest::IngestOptions;
-use crate::model::{OutcomeStatus, Verdict};
+use crate::model::{OutcomeStatus, Trajectory, Verdict};
 use crate::rules::Rules;
+use crate::util::display_path;
 
 /// Classify every failed trajectory into a failure mode, with evidence a person can check.
 ///
@@ -30,6 +32,14 @@ pub struct ClassifyArgs {
     /// Print the class summary only, not the ingest diagnostics.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Also write the verdicts back where other tools show transcripts: `atif` writes each
+    /// ATIF trajectory again with its verdict in `extra.coroner`; `scout` writes an Inspect
+    /// Scout scan. Both go below --emit-dir. Repeatable.
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "emit_dir")]
+    pub emit: Vec<crate::classify::emit::Emit>,
+    /// The directory --emit writes into (created if absent).
+    #[arg(long, value_name = "DIR", requires = "emit")]
+    pub emit_dir: Option<PathBuf>,
 }
 
 /// The options that decide how trajectories are read and classified, shared by every command
@@ -107,6 +117,9 @@ impl ClassifyOptions {
     }
 }
 
+/// A verdict with what `--emit` needs of its record.
+type Emitted = (Verdict, Option<atif::AtifSource>, Option<scout::ScoutSource>);
+
 /// Loads rules and registries the way every command that classifies does.
 pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limits: Options) -> Result<Classifier, CliError> {
     let rules = Rules::load(rules).map_err(CliError::invalid)?;
@@ -142,8 +155,27 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
     let mut kept: Vec<Verdict> = Vec::new();
     let mut tally = Tally::default();
     let mut broken_pipe = false;
-    let summary = crate::pipeline::run_map(&opts, &c.rules, &|t| c.classify(&t), &mut |v: Verdict| {
+    let emit_atif = a.emit.contains(&Emit::Atif);
+    let emit_scout = a.emit.contains(&Emit::Scout);
+    let mut atif_written = 0usize;
+    let mut atif_failures: Vec<String> = Vec::new();
+    let mut scout_rows: Vec<(Verdict, scout::ScoutSource)> = Vec::new();
+    let classify = |t: Trajectory| {
+        let at = if emit_atif { atif::source(&t) } else { None };
+        let sc = emit_scout.then(|| scout::source(&t));
+        (c.classify(&t), at, sc)
+    };
+    let summary = crate::pipeline::run_map(&opts, &c.rules, &classify, &mut |(v, at, sc): Emitted| {
         tally.add(&v);
+        if let (Some(src), Some(dir)) = (&at, &a.emit_dir) {
+            match atif::write(dir, src, &v, &c.rules.digest) {
+                Ok(_) => atif_written += 1,
+                Err(e) => atif_failures.push(format!("{}: {e}", src.path)),
+            }
+        }
+        if let Some(sc) = sc {
+            scout_rows.push((v.clone(), sc));
+        }
         match jsonl.as_mut() {
             Some(w) if !broken_pipe => {
                 let r = serde_json::to_writer(&mut *w, &v).map_err(std::io::Error::from).and_then(|()| w.write_all(b"\n"));
@@ -170,6 +202,20 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         (None, None) => Ok(()),
     };
     write.map_err(|e| CliError::write("verdicts", e))?;
+    if let (true, Some(dir)) = (emit_scout, &a.emit_dir) {
+        let scan = scout::write(dir, &scout_rows, &c.rules.digest).map_err(|e| CliError::write("the Scout scan", e))?;
+        super::output::print_stderr(&format!("wrote {} verdicts as the Scout scan {}\n", scout_rows.len(), display_path(&scan)));
+    }
+    if let (true, Some(dir)) = (emit_atif, &a.emit_dir) {
+        super::output::print_stderr(&format!(
+            "wrote {atif_written} annotated ATIF trajectories below {} ({} records were not read from ATIF)\n",
+            display_path(dir),
+            tally.total().saturating_sub(atif_written + atif_failures.len())
+        ));
+        if !atif_failures.is_empty() {
+            return Err(CliError::write("annotated ATIF trajectories", std::io::Error::other(atif_failures.join("; "))));
+        }
+    }
     super::output::print_stderr(&tally.render(&c.rules, summary.quarantined_files(), summary.quarantined_records));
     Ok(Done::partial_if(summary.is_partial()))
 }
@@ -183,6 +229,11 @@ pub struct Tally {
 }
 
 impl Tally {
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
     pub fn add(&mut self, v: &Verdict) {
         self.total += 1;
         *self.by_outcome.entry(v.outcome.as_str()).or_default() += 1;
