@@ -143,6 +143,8 @@ lines = "steps"
 task = "acme_run.task"
 model = "acme_run.model"
 statuses = ["acme_run.end"]
+resolved = "acme_run.passed"
+reward = "acme_run.score"
 
 [steps]
 kind = "event"
@@ -163,7 +165,7 @@ exit_code = "observation.code"
 const ACME_RUN: &str = r#"{"acme_run": {"task": "t-7", "model": "m1"}, "event": "message", "who": "user", "text": "make the tests pass", "at": "2026-01-01T00:00:00Z"}
 {"acme_run": {"task": "t-7"}, "event": "action", "action": {"tool": "shell", "args": {"command": "pytest -q"}}, "observation": {"text": "1 failed", "code": 1}, "at": "2026-01-01T00:00:05Z"}
 {"acme_run": {"task": "t-7"}, "event": "heartbeat", "at": "2026-01-01T00:00:06Z"}
-{"acme_run": {"task": "t-7", "end": "gave_up"}, "event": "message", "who": "agent", "text": "I cannot fix this.", "at": "2026-01-01T00:00:09Z"}
+{"acme_run": {"task": "t-7", "end": "gave_up", "passed": false, "score": 0.25}, "event": "message", "who": "agent", "text": "I cannot fix this.", "at": "2026-01-01T00:00:09Z"}
 "#;
 
 fn rules_dir(mapping: &str) -> tempfile::TempDir {
@@ -187,6 +189,9 @@ fn a_users_mapping_is_detected_with_rules_and_named_with_format() {
     assert_eq!(roles(&t), [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
     assert_eq!(t.steps[2].tool_results[0].exit_code, Some(1));
     assert_eq!(statuses(&t), [("acme_run.end", "gave_up")]);
+    // `resolved` decides the outcome; the reward is kept beside it.
+    assert_eq!((t.outcome.status, t.outcome.reward), (coroner::model::OutcomeStatus::Failed, Some(0.25)));
+    assert_eq!(t.outcome.source.as_ref().map(|s| s.field.as_str()), Some("acme_run.passed"));
     assert!(t.notes.iter().any(|n| n == "entries not turned into steps: 1 × heartbeat"), "{:?}", t.notes);
     // Without the rules it is no format coroner knows.
     let o = coroner(&["ingest", run.to_str().unwrap(), "-o", out.to_str().unwrap()]);

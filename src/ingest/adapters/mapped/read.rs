@@ -502,14 +502,7 @@ fn build(src: &Source, m: &FormatMapping, name: &str, r: RawRecord) -> Trajector
         && let Some(reward) = num(Some(v))
     {
         if t.outcome.status == OutcomeStatus::Unknown {
-            let status = if reward >= 1.0 {
-                OutcomeStatus::Passed
-            } else if reward <= 0.0 {
-                OutcomeStatus::Failed
-            } else {
-                OutcomeStatus::Partial
-            };
-            t.outcome = Outcome::new(status, display, p.as_str());
+            t.outcome = Outcome::from_reward(reward, display, p.as_str());
         }
         t.outcome.reward = Some(reward);
     }
