@@ -50,7 +50,8 @@ pub struct ClassifyOptions {
     /// to extract one from; matched to trajectories by harness name. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub registry: Vec<PathBuf>,
-    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    /// A directory with `taxonomy.toml`, `harnesses/*.toml` and/or `formats/*.toml` overriding
+    /// or adding to the built-ins.
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
     /// A verdict file joined to every trajectory (as for `ingest`). Repeatable.

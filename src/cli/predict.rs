@@ -37,7 +37,8 @@ pub struct SealArgs {
     /// its transcripts, if they exist already, counted for n.
     #[arg(long, value_name = "STUDY.toml")]
     pub study: Option<PathBuf>,
-    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    /// A directory with `taxonomy.toml`, `harnesses/*.toml` and/or `formats/*.toml` overriding
+    /// or adding to the built-ins (all sealed in the rules digest).
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
     /// A tool registry applied to every arm (sealed as well). Repeatable.

@@ -35,7 +35,8 @@ pub struct StudyArgs {
     /// metadata.
     #[arg(long, value_name = "NAME=PATH")]
     pub arm: Vec<String>,
-    /// A directory with `taxonomy.toml` and/or `harnesses/*.toml` overriding the built-ins.
+    /// A directory with `taxonomy.toml`, `harnesses/*.toml` and/or `formats/*.toml` overriding
+    /// or adding to the built-ins.
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
     /// A tool registry applied to every arm (study arms may name their own). Repeatable.

@@ -57,6 +57,11 @@ impl JsonPath {
         Some(cur)
     }
 
+    /// The field names (and array indexes) in order.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.segs.iter().map(String::as_str)
+    }
+
     /// The path as written in the mapping, for notes and signal fields.
     #[must_use]
     pub fn as_str(&self) -> &str {
@@ -233,8 +238,8 @@ pub struct RecordMap {
     pub cost_limit: Paths,
 }
 
-/// What the mapping's own fixture must read as (checked by the test suite for built-ins and by
-/// `coroner rules check-format` for a user's).
+/// What the mapping's own fixture must read as (the test suite checks the shipped mappings'; a
+/// user checks theirs with `coroner ingest --rules DIR FIXTURE`).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Fixture {

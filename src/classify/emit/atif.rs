@@ -57,16 +57,18 @@ struct RawStep {
 /// embedded subagent it belongs to (none for the root's own steps).
 type StepRange = (std::ops::Range<usize>, Value, Option<String>);
 
-fn step_ranges(text: &str, raw: &RawValue, sub: Option<String>, out: &mut Vec<StepRange>) -> Result<(), serde_json::Error> {
-    let t: RawTrajectory<'_> = serde_json::from_str(raw.get())?;
+/// The steps of the trajectory `json` (a slice of `text`) and of the subagents embedded in it;
+/// `embedded` when it is itself one.
+fn step_ranges(text: &str, json: &str, embedded: bool, out: &mut Vec<StepRange>) -> Result<(), serde_json::Error> {
+    let t: RawTrajectory<'_> = serde_json::from_str(json)?;
+    let sub = embedded.then(|| t.trajectory_id.clone().unwrap_or_default());
     for s in &t.steps {
         let start = s.get().as_ptr() as usize - text.as_ptr() as usize;
         let id = serde_json::from_str::<RawStep>(s.get()).map(|r| r.step_id).unwrap_or(Value::Null);
         out.push((start..start + s.get().len(), id, sub.clone()));
     }
     for a in t.subagent_trajectories.iter().flatten() {
-        let id = serde_json::from_str::<RawTrajectory<'_>>(a.get()).ok().and_then(|x| x.trajectory_id);
-        step_ranges(text, a, id.or_else(|| Some(String::new())), out)?;
+        step_ranges(text, a.get(), true, out)?;
     }
     Ok(())
 }
@@ -138,9 +140,8 @@ pub fn out_path(dir: &Path, shown: &str) -> PathBuf {
 pub fn write(dir: &Path, src: &AtifSource, v: &Verdict, rules_digest: &str) -> std::io::Result<PathBuf> {
     let bad = |e: serde_json::Error| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", src.path));
     let text = std::fs::read_to_string(&src.path)?;
-    let top: &RawValue = serde_json::from_str(&text).map_err(bad)?;
     let mut ranges = Vec::new();
-    step_ranges(&text, top, None, &mut ranges).map_err(bad)?;
+    step_ranges(&text, &text, false, &mut ranges).map_err(bad)?;
     let mut doc: Value = serde_json::from_str(&text).map_err(bad)?;
     let Some(obj) = doc.as_object_mut() else {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: not an ATIF trajectory object", src.path)));
@@ -176,9 +177,8 @@ mod tests {
     fn a_span_finds_the_innermost_step_and_its_subagent() {
         let text = r#"{"steps":[{"step_id":1,"source":"user","message":"a"},{"step_id":2,"source":"agent","message":"b"}],
             "subagent_trajectories":[{"trajectory_id":"s1","steps":[{"step_id":1,"source":"agent","message":"c"}]}]}"#;
-        let top: &RawValue = serde_json::from_str(text).unwrap();
         let mut r = Vec::new();
-        step_ranges(text, top, None, &mut r).unwrap();
+        step_ranges(text, text, false, &mut r).unwrap();
         assert_eq!(r.len(), 3);
         let at = |needle: &str| {
             let off = text.find(needle).unwrap() as u64;

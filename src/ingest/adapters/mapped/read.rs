@@ -118,15 +118,15 @@ fn flat_fields(m: &FormatMapping, found: &serde_json::Map<String, Value>) -> Val
     let mut root = Value::Object(serde_json::Map::new());
     for p in record_paths(m) {
         if let Some(v) = found.get(p.as_str()) {
-            put(&mut root, p.as_str(), v.clone());
+            put(&mut root, p, v.clone());
         }
     }
     root
 }
 
-fn put(root: &mut Value, path: &str, v: Value) {
+fn put(root: &mut Value, path: &JsonPath, v: Value) {
     let mut cur = root;
-    let segs: Vec<&str> = path.split('.').collect();
+    let segs: Vec<&str> = path.segments().collect();
     for (i, s) in segs.iter().enumerate() {
         let Value::Object(map) = cur else { return };
         if i + 1 == segs.len() {
@@ -143,7 +143,7 @@ fn put(root: &mut Value, path: &str, v: Value) {
 fn records_at<'a>(src: &Source, m: &FormatMapping, top: &'a RawValue, what: &str) -> Result<Vec<&'a RawValue>, InputError> {
     let at = match &m.records.at {
         None => top,
-        Some(p) => raw_at(src, top, p, what)?.ok_or_else(|| {
+        Some(p) => raw_at(src, top, p.segments(), what)?.ok_or_else(|| {
             InputError::new(InputErrorKind::Schema, &src.display, format!("read {what}: no `{}` (the mapping's records.at)", p.as_str()))
                 .with_help(format!("the mapping {} says the records are there; is this the right format?", m.file))
         })?,
@@ -160,11 +160,16 @@ fn from_json(src: &Source, raw: &RawValue, what: &str, e: &serde_json::Error) ->
     InputError::from_json_at(&src.display, &src.bytes, src.offset_of(raw.get()).unwrap_or(0), what, e)
 }
 
-/// The raw value at `path` below `raw`, each level read as a map of raw values.
+/// The raw value at the path `segs` below `raw`, each level read as a map of raw values.
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn raw_at<'a>(src: &Source, raw: &'a RawValue, path: &JsonPath, what: &str) -> Result<Option<&'a RawValue>, InputError> {
+fn raw_at<'a, 's>(
+    src: &Source,
+    raw: &'a RawValue,
+    segs: impl Iterator<Item = &'s str>,
+    what: &str,
+) -> Result<Option<&'a RawValue>, InputError> {
     let mut cur = raw;
-    for seg in path.as_str().split('.') {
+    for seg in segs {
         let t = cur.get().trim_start();
         cur = if t.starts_with('{') {
             let m: HashMap<String, &'a RawValue> = serde_json::from_str(cur.get()).map_err(|e| from_json(src, cur, what, &e))?;
@@ -191,29 +196,28 @@ fn raw_at<'a>(src: &Source, raw: &'a RawValue, path: &JsonPath, what: &str) -> R
 fn split_record(src: &Source, m: &FormatMapping, raw: &RawValue) -> Result<RawRecord, InputError> {
     let what = format!("{} record", m.name);
     let steps_path = m.records.steps.as_ref().expect("checked at load: a JSON record has a steps path");
-    let steps_key = steps_path.as_str().split('.').next().unwrap_or_default();
-    let top: serde_json::Map<String, Value> = {
-        let fields: Vec<(String, &RawValue)> = match serde_json::from_str::<HashMap<String, &RawValue>>(raw.get()) {
-            Ok(f) => f.into_iter().collect(),
-            Err(e) => {
-                return Err(InputError::new(
-                    InputErrorKind::Schema,
-                    &src.display,
-                    format!("read {what}: a record is not a JSON object ({e})"),
-                )
-                .with_help(format!("the mapping {} reads records as objects", m.file))
-                .at_offset(&src.bytes, src.offset_of(raw.get()).unwrap_or(0), "this record"));
-            }
-        };
-        let mut out = serde_json::Map::new();
-        for (k, v) in fields {
-            if k != steps_key {
-                out.insert(k, serde_json::from_str(v.get()).map_err(|e| from_json(src, v, &what, &e))?);
-            }
+    let steps_key = steps_path.segments().next().unwrap_or_default();
+    let fields: HashMap<String, &RawValue> = serde_json::from_str(raw.get()).map_err(|e| {
+        InputError::new(InputErrorKind::Schema, &src.display, format!("read {what}: a record is not a JSON object ({e})"))
+            .with_help(format!("the mapping {} reads records as objects", m.file))
+            .at_offset(&src.bytes, src.offset_of(raw.get()).unwrap_or(0), "this record")
+    })?;
+    // One reading of the record's keys serves both: its own fields as values, and the raw value
+    // its steps start in.
+    let mut top = serde_json::Map::new();
+    let mut steps_raw = None;
+    for (k, v) in fields {
+        if k == steps_key {
+            steps_raw = Some(v);
+        } else {
+            top.insert(k, serde_json::from_str(v.get()).map_err(|e| from_json(src, v, &what, &e))?);
         }
-        out
+    }
+    let steps_at = match steps_raw {
+        Some(r) => raw_at(src, r, steps_path.segments().skip(1), &what)?,
+        None => None,
     };
-    let steps = match raw_at(src, raw, steps_path, &what)? {
+    let steps = match steps_at {
         None => Vec::new(),
         Some(s) if s.get().trim_start().starts_with('[') => {
             let items: Vec<&RawValue> = serde_json::from_str(s.get()).map_err(|e| from_json(src, s, &what, &e))?;
@@ -230,10 +234,6 @@ fn split_record(src: &Source, m: &FormatMapping, raw: &RawValue) -> Result<RawRe
         }
     };
     Ok(RawRecord { fields: Value::Object(top), steps })
-}
-
-fn text_of(v: &Value) -> String {
-    content_text(v)
 }
 
 fn str_of(p: &Paths, v: &Value) -> Option<String> {
@@ -330,7 +330,7 @@ fn listed_results(b: &StepBuilder, rm: &ResultsMap, v: &Value) -> Vec<ToolResult
     list.iter()
         .map(|item| {
             let id = str_of(&rm.call_id, item);
-            let mut r = b.result_for(id.as_deref(), rm.output.get(item).map(text_of).unwrap_or_default());
+            let mut r = b.result_for(id.as_deref(), rm.output.get(item).map(content_text).unwrap_or_default());
             r.name = str_of(&rm.name, item);
             r.exit_code = exit_code_of(&rm.exit_code, item);
             if let Some(e) = str_of(&rm.error, item) {
@@ -363,13 +363,13 @@ fn push_entry(b: &mut StepBuilder, signals: &mut Signals, m: &StepMap, v: &Value
             }
         },
     };
-    let text = m.text.get(v).map(text_of).unwrap_or_default();
+    let text = m.text.get(v).map(content_text).unwrap_or_default();
     let time = time_of(&m.timestamp, v);
-    if let Some(p) = m.prompt.get(v).map(text_of).filter(|p| !p.trim().is_empty()) {
+    if let Some(p) = m.prompt.get(v).map(content_text).filter(|p| !p.trim().is_empty()) {
         b.push(Step::new(Role::User, p), Some(span), time.clone());
     }
     let calls = calls_of(m, v);
-    let result = m.result.get(v).map(text_of).or_else(|| (role == Role::Tool && calls.is_empty()).then(|| text.clone()));
+    let result = m.result.get(v).map(content_text).or_else(|| (role == Role::Tool && calls.is_empty()).then(|| text.clone()));
     let finish_result = |r: &mut ToolResult| {
         append(&mut r.output, str_of(&m.stderr, v));
         r.exit_code = exit_code_of(&m.exit_code, v);
@@ -429,7 +429,7 @@ fn push_entry(b: &mut StepBuilder, signals: &mut Signals, m: &StepMap, v: &Value
         }
     }
     for p in &m.errors {
-        if let Some(e) = p.get(v).map(text_of).filter(|e| !e.trim().is_empty()) {
+        if let Some(e) = p.get(v).map(content_text).filter(|e| !e.trim().is_empty()) {
             signals.error(p.as_str(), e).at_step(here).with_span(Some(span));
         }
     }
@@ -484,11 +484,11 @@ fn build(src: &Source, m: &FormatMapping, name: &str, r: RawRecord) -> Trajector
     }
     for p in &rm.statuses {
         if let Some(v) = p.get(f).filter(|v| !v.is_null()) {
-            t.signals.status(p.as_str(), text_of(v));
+            t.signals.status(p.as_str(), content_text(v));
         }
     }
     for p in &rm.errors {
-        if let Some(e) = p.get(f).map(text_of).filter(|e| !e.trim().is_empty()) {
+        if let Some(e) = p.get(f).map(content_text).filter(|e| !e.trim().is_empty()) {
             t.signals.error(p.as_str(), e);
         }
     }
@@ -508,7 +508,7 @@ fn build(src: &Source, m: &FormatMapping, name: &str, r: RawRecord) -> Trajector
     }
     let mut b = StepBuilder::new();
     if let Some(v) = rm.prompt.get(f) {
-        b.push(Step::new(Role::User, text_of(v)), None, None);
+        b.push(Step::new(Role::User, content_text(v)), None, None);
     }
     for (range, v) in &r.steps {
         let span = src.span(0, range.start, range.len());
