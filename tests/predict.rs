@@ -408,6 +408,28 @@ fn a_hostile_lock_never_reaches_git() {
     assert!(stderr(&r).contains("lock format 1 is not 2") && stderr(&r).contains("seal again"), "{}", stderr(&r));
 }
 
+/// Regression: the seal counted a study's transcripts with the built-in adapters only, so an arm
+/// of a shape only a format mapping reads looked empty and a late seal went through.
+#[test]
+fn a_late_seal_counts_transcripts_only_a_mapping_reads() {
+    let tmp = tempdir();
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mapped = root().join("rules/formats/vorflux-spans/django__django-99999.json");
+    std::fs::copy(&mapped, runs.join("django__django-99999.json")).unwrap();
+    std::fs::write(tmp.path().join("study.toml"), "title = \"mapped\"\n\n[[arm]]\nname = \"vorflux\"\ninputs = [\"runs\"]\n").unwrap();
+    std::fs::write(
+        tmp.path().join("predictions.toml"),
+        prediction("t", "metric = \"pass_rate\", arm = \"vorflux\", comparator = \"<=\", value = 0.9", "e"),
+    )
+    .unwrap();
+    let st = s(&tmp.path().join("study.toml"));
+    let refused = coroner_in(tmp.path(), &["predict", "seal", "predictions.toml", "--study", &st, "--now", "2026-03-01T00:00:00Z"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("the study's transcripts already exist (1 trajectory)"), "{}", stderr(&refused));
+    assert!(!tmp.path().join("predictions.lock").exists());
+}
+
 /// Regression: arms taken from transcript metadata (no study file) carried no first-trajectory
 /// time, so a late seal over plain run directories went unnoticed.
 #[test]

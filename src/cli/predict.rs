@@ -183,7 +183,7 @@ fn seal(a: &SealArgs) -> Result<Done, CliError> {
         loaded.check_arms(&arm_names).map_err(CliError::invalid)?;
         if let Some(arms) = arms {
             registry_paths.extend(arms.iter().filter_map(|x| x.registry.clone()));
-            (design, existing) = design_of(&arms, a.n).map_err(CliError::invalid)?;
+            (design, existing) = design_of(&arms, a.n, &rules).map_err(CliError::invalid)?;
         }
     }
     registry_paths.extend(a.registry.iter().cloned());
@@ -346,14 +346,16 @@ fn retract(a: &RetractArgs) -> Result<Done, CliError> {
 }
 
 /// The tasks each arm's transcripts hold (ingested, not classified), and how many trajectories
-/// exist already, so a seal made over them can say so.
-fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>) -> Result<(DesignInfo, u64), crate::ingest::IngestError> {
+/// exist already, so a seal made over them can say so. The rules' format mappings are read too:
+/// a transcript only a mapping recognizes is a trajectory the study will classify.
+fn design_of(arms: &[crate::study::ResolvedArm], n: Option<u64>, rules: &Rules) -> Result<(DesignInfo, u64), crate::ingest::IngestError> {
     let mut tasks = std::collections::BTreeMap::new();
     let mut existing = 0u64;
     for arm in arms {
         let opts = crate::ingest::IngestOptions {
             inputs: arm.inputs.clone(),
             verdicts: arm.verdicts.iter().cloned().collect(),
+            formats: rules.formats.clone(),
             ..crate::ingest::IngestOptions::default()
         };
         let mut ids = std::collections::BTreeSet::new();
