@@ -95,6 +95,16 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 passed: None,
                 timed_out: result.is_some_and(|r| p.command_timeout.is_match(&r.output)),
             };
+            // A call in a reply the harness refused (a format error) that got no successful
+            // result never ran: neither a change, nor a check, nor the end. It stays an action,
+            // so the tool it named is still judged against the registry.
+            let refused = t.steps[at.step as usize].format_error.is_some() && a.ok != Some(true);
+            if refused {
+                a.finish = false;
+                a.escalate = false;
+                a.ok = Some(false);
+                return a;
+            }
             if p.is_shell(&call.name) {
                 if let Some(cmd) = call.shell_command(&p.shell_arguments) {
                     let fx = shell::analyse_in(&cmd, t.workdir.as_deref());

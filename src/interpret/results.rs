@@ -2,7 +2,9 @@
 //! not turn into an action: read from the `[[unknown_tool]]` and `[[format_error]]` tables.
 
 use super::{Report, first_line};
-use crate::model::{Role, Trajectory};
+use std::collections::HashMap;
+
+use crate::model::{CallRef, Role, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::Table;
 
@@ -49,11 +51,44 @@ pub fn mark_unknown_tools(t: &mut Trajectory, p: &Profile, report: &mut Report) 
 
 /// Marks an assistant reply without an action as a format error when the harness's answer to
 /// it (the reply's own observation, or the next message) is a complaint a `[[format_error]]`
-/// entry recognizes.
+/// entry recognizes; and a reply with calls when every call was answered by a complaint of an
+/// entry with `in_call_results`: those calls never ran, so their results become errors.
 pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) {
+    let mut results: HashMap<CallRef, Vec<(usize, usize)>> = HashMap::new();
+    for (s, step) in t.steps.iter().enumerate() {
+        for (r, res) in step.tool_results.iter().enumerate() {
+            if let Some(c) = res.call {
+                results.entry(c).or_default().push((s, r));
+            }
+        }
+    }
     let mut marks = Vec::new();
+    let mut refused = Vec::new();
     for (i, step) in t.steps.iter().enumerate() {
-        if step.role != Role::Assistant || step.format_error.is_some() || !step.tool_calls.is_empty() {
+        if step.role != Role::Assistant || step.format_error.is_some() {
+            continue;
+        }
+        if !step.tool_calls.is_empty() {
+            let mut answers = Vec::new();
+            let all_refused = (0..step.tool_calls.len()).all(|c| {
+                let at = CallRef { step: u32::try_from(i).unwrap_or(u32::MAX), call: u32::try_from(c).unwrap_or(u32::MAX) };
+                let rs = results.get(&at).map_or(&[][..], Vec::as_slice);
+                !rs.is_empty()
+                    && rs.iter().all(|&(s, r)| {
+                        let text = t.steps[s].tool_results[r].output.as_str();
+                        match p.meanings.table(Table::FormatError).find(|e| e.in_call_results && e.find(text).is_some()) {
+                            Some(e) => {
+                                answers.push((s, r, text, e.id.clone()));
+                                true
+                            }
+                            None => false,
+                        }
+                    })
+            });
+            if all_refused && let Some(&(_, _, text, ref id)) = answers.first() {
+                marks.push((i, complaint_of(text), id.clone()));
+                refused.extend(answers.iter().map(|&(s, r, _, _)| (s, r)));
+            }
             continue;
         }
         let own = step.tool_results.iter().map(|r| r.output.as_str());
@@ -63,12 +98,20 @@ pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) 
         let found =
             own.chain(answer).find_map(|text| p.meanings.table(Table::FormatError).find(|e| e.find(text).is_some()).map(|e| (text, e)));
         if let Some((text, e)) = found {
-            let complaint: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).take(3).collect();
-            marks.push((i, complaint.join("\n"), e.id.clone()));
+            marks.push((i, complaint_of(text), e.id.clone()));
         }
     }
     for (i, complaint, id) in marks {
         t.steps[i].format_error = Some(complaint);
         report.fired.push(id);
     }
+    for (s, r) in refused {
+        t.steps[s].tool_results[r].is_error = true;
+    }
+}
+
+/// The complaint as kept: its first three non-blank lines.
+fn complaint_of(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).take(3).collect();
+    lines.join("\n")
 }

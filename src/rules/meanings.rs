@@ -20,7 +20,9 @@
 //! A pattern's named groups `consumed` and `limit` give the amounts, and an `[[unknown_tool]]`
 //! pattern's group `name` the tool it rejected. An `[[unknown_tool]]` entry reads a result's
 //! output, or its error type with `field = "error_type"`; `errors_only = true` limits it to
-//! results the format marked as errors.
+//! results the format marked as errors. A `[[format_error]]` entry with `in_call_results = true`
+//! also reads the results of calls: the harness answered a reply it refused in the result of a
+//! call it had parsed from it, so that call never ran.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -53,6 +55,8 @@ pub struct RawEntry {
     pub gave_up: bool,
     #[serde(default)]
     pub errors_only: bool,
+    #[serde(default)]
+    pub in_call_results: Option<Spanned<bool>>,
 }
 
 /// Which table an entry belongs to, and so which raw facts it reads.
@@ -164,6 +168,11 @@ pub struct Entry {
     /// `[[unknown_tool]]`: reads only results the format marked as errors (for phrases that
     /// ordinary tool output can contain).
     pub errors_only: bool,
+    /// `[[format_error]]`: the complaint can stand in a call's result (a harness that keeps the
+    /// call it parsed from a refused reply and answers it with the complaint, as Harbor's ATIF
+    /// of mini-swe-agent does): such a call never ran. Opt-in, because ordinary tool output says
+    /// "parse error" too.
+    pub in_call_results: bool,
 }
 
 /// What an entry found in a text.
@@ -303,6 +312,15 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
                 err(b.span(), format!("`{}` is not an enforcer", b.get_ref()), "use harness, benchmark, provider or caller")
             })?),
         };
+    if let Some(f) = &r.in_call_results
+        && table != Table::FormatError
+    {
+        return Err(err(
+            f.span(),
+            format!("`in_call_results` has no place in [[{}]]", table.key()),
+            "only [[format_error]] entries read the results of refused calls",
+        ));
+    }
     if let Some(h) = &r.hook
         && !HOOKS.contains(&h.get_ref().as_str())
     {
@@ -320,5 +338,6 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
         detail: r.detail.clone(),
         gave_up: r.gave_up,
         errors_only: r.errors_only,
+        in_call_results: r.in_call_results.as_ref().is_some_and(|f| *f.get_ref()),
     })
 }
