@@ -213,3 +213,18 @@ fn terminal_bench_openhands_rate_limited_until_the_clock_is_infrastructure_not_a
     assert!(e.excerpt.contains("openhands:INFO: agent_controller.py:574 - [Agent Controller"), "{}", e.excerpt);
     assert_eq!(e.detail.as_deref(), Some("terminal_capture.log"));
 }
+
+/// The verifier's own test file fails at collection (the leaderboard's build-linux-kernel-qemu
+/// trials): no agent could pass, so the failure is the benchmark's.
+#[test]
+fn terminal_bench_verifier_that_cannot_collect_its_tests_is_infrastructure() {
+    let (t, v) = one(OPENHANDS, "build-kernel");
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert_eq!(t.outcome.tests.len(), 1);
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure"]);
+    let e = evidence(&v, "infra-verifier-broken");
+    assert!(e.steps.is_empty());
+    assert_eq!(e.excerpt, "../tests/test_outputs.py - TypeError: bad operand type for unary -: 'str'");
+    assert!(e.detail.as_deref().unwrap().contains("could not collect its own tests (../tests/test_outputs.py)"), "{:?}", e.detail);
+}

@@ -312,6 +312,12 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
         e.detail = Some("the simulated user ended the episode in the turn it consented: the agent never had a turn to act".into());
         f.class("infrastructure", e);
     }
+    if let Some((name, file)) = broken_verifier(t, acts, p) {
+        // The verdict's own test list, not the end status, is the evidence here.
+        let detail = format!("the verifier could not collect its own tests ({file}): no work of the agent's could pass them");
+        let e = Evidence { source_span: None, ..on_status(t, "infra-verifier-broken", "infrastructure", name, Some(detail)) };
+        f.class("infrastructure", e);
+    }
     if t.outcome.status == OutcomeStatus::Errored {
         let ex = t.outcome.detail.as_deref().map(head).or(t.outcome.source.as_ref().map(|s| s.field.as_str())).unwrap_or("");
         // The verdict, not the end status, is the evidence here.
@@ -334,6 +340,33 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
             f.class("infrastructure", on_steps(t, "infra-api-error-at-end", "infrastructure", vec![step], window(text, range)));
         }
     }
+}
+
+/// A benchmark defect the verdict itself shows: every failing result the verifier gave is an
+/// error of its own test code before any test ran (the profile's `broken_verifier`), in a test
+/// file the agent never wrote and naming no file it wrote, and no test passed. Gives the first
+/// such result and its test file.
+fn broken_verifier<'t>(t: &'t Trajectory, acts: &[Action<'_>], p: &Profile) -> Option<(&'t str, &'t str)> {
+    let tests = &t.outcome.tests;
+    if tests.is_empty() || tests.iter().any(|r| r.status == "passed") {
+        return None;
+    }
+    let written: Vec<&str> = acts
+        .iter()
+        .filter(|a| a.mutated())
+        .flat_map(|a| &a.writes)
+        .map(|w| w.trim_end_matches('/').rsplit('/').next().unwrap_or(w))
+        .filter(|n| n.len() > 2)
+        .collect();
+    let mut first = None;
+    for r in tests {
+        let caps = p.broken_verifier.list.iter().find_map(|pat| pat.try_get()?.captures(&r.name))?;
+        if written.iter().any(|w| r.name.contains(w)) {
+            return None;
+        }
+        first.get_or_insert((r.name.as_str(), caps.name("file").map_or(r.name.as_str(), |m| m.as_str())));
+    }
+    first
 }
 
 fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, limits: &Options, f: &mut Findings) {

@@ -10,6 +10,7 @@
 //! harness = "mini-swe-agent" # optional
 //! outcome = "failed"         # passed | failed | partial | errored | unknown
 //! termination = "agent_stopped_without_finish"   # or budget:steps, infrastructure, ...
+//! tests = [{ name = "test_outputs.py::test_a", status = "failed" }]  # optional: the verifier's
 //! [[case.step]]
 //! role = "assistant"
 //! text = "Let me think about this differently."
@@ -72,6 +73,9 @@ pub struct Case {
     pub cost_usd: Option<f64>,
     #[serde(default)]
     pub tokens: Option<[u64; 2]>,
+    /// The verifier's per-test results, `{ name = "...", status = "failed" }`.
+    #[serde(default)]
+    pub tests: Vec<crate::model::TestResult>,
     #[serde(default, rename = "step")]
     pub steps: Vec<CaseStep>,
 }
@@ -155,6 +159,7 @@ impl Case {
                 Termination::budget(budget, crate::model::Enforcer::Harness)
             }
         };
+        t.outcome.tests.clone_from(&self.tests);
         t.termination.raw = self.raw.clone();
         t.termination.gave_up = self.gave_up;
         t.submission = self.submission.clone();

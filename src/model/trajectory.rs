@@ -634,7 +634,8 @@ impl Step {
 }
 
 impl Trajectory {
-    /// The texts step-less evidence may quote: the end status and the verdict's detail.
+    /// The texts step-less evidence may quote: the end status, the verdict's detail and its test
+    /// names.
     #[must_use]
     pub fn status_texts(&self) -> Vec<&str> {
         let mut v: Vec<&str> = Vec::new();
@@ -642,6 +643,7 @@ impl Trajectory {
         v.extend(self.termination.detail.as_deref());
         v.extend(self.outcome.detail.as_deref());
         v.extend(self.outcome.source.as_ref().map(|s| s.field.as_str()));
+        v.extend(self.outcome.tests.iter().map(|r| r.name.as_str()));
         v.extend(self.submission.as_deref());
         v
     }

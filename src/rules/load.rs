@@ -20,6 +20,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "infra-verifier-errored",
     "infra-api-error-at-end",
     "infra-user-ended-on-consent",
+    "infra-verifier-broken",
     "budget-termination",
     "budget-consumed-limit",
     "budget-command-timeouts",

@@ -125,6 +125,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub doc_files: Vec<Spanned<String>>,
     #[serde(default)]
+    pub broken_verifier: Vec<Spanned<String>>,
+    #[serde(default)]
     pub plan: Vec<Spanned<String>>,
     #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
@@ -283,6 +285,9 @@ pub struct Profile {
     pub user_ends: Phrases,
     /// Documentation files: changing them is progress, but no check is owed after it.
     pub doc_files: Phrases,
+    /// A verifier's test result that is an error of its own test code, found before any test
+    /// ran: no agent's work can pass such a verifier. The named group `file` is the test file.
+    pub broken_verifier: Phrases,
     /// Every mutating call's result shows the state it left (tool-calling domains): a change is
     /// checked by its own result, so `unverified` does not apply.
     pub writes_show_their_effect: bool,
@@ -362,6 +367,7 @@ impl Profile {
             asks_for_human: phrases(&|r| &r.phrases.asks_for_human)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
+            broken_verifier: phrases(&|r| &r.phrases.broken_verifier)?,
             writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
             plan: phrases(&|r| &r.phrases.plan)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
