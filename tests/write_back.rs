@@ -196,4 +196,23 @@ fn scout_scan_has_scouts_layout_and_columns() {
     classify(INSPECT, &["--emit", "scout", "--emit-dir", again.to_str().unwrap()]);
     let bytes = |d: &Path| std::fs::read(d.join("coroner.parquet")).unwrap();
     assert_eq!(bytes(dir), bytes(&again.join(name)));
+
+    // And Scout's own readers open it (pinned: tests/python/requirements-scout.txt).
+    validate_scout(dir);
+}
+
+/// Inspect Scout's own readers open the scan and find coroner's results in it; skipped visibly
+/// where Scout is not installed.
+fn validate_scout(scan: &Path) {
+    match std::env::var_os("CORONER_SCOUT_PYTHON").filter(|p| !p.is_empty()) {
+        None => eprintln!("SKIPPED: CORONER_SCOUT_PYTHON is unset (the Scout read-back needs inspect-scout; .ci/run installs it)"),
+        Some(py) => {
+            let o = std::process::Command::new(py)
+                .arg(root().join("tests/python/scout_validate.py"))
+                .arg(scan)
+                .output()
+                .expect("the validator runs");
+            assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        }
+    }
 }
