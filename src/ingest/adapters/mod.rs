@@ -46,6 +46,9 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &talos::TalosStore,
         &talos::TalosSummary,
         &swe::openhands::OpenHandsEvents,
+        // Before V0's: an agent-SDK evaluation output.jsonl also has V0's shape, and equal
+        // evidence goes to the earlier adapter.
+        &swe::openhands_sdk_eval::OpenHandsSdkEval,
         &swe::openhands::OpenHandsEval,
         &swe::openhands_sdk::OpenHandsSdk,
         &swe::openhands_sdk::OpenHandsSdkConversation,

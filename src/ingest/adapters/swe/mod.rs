@@ -4,5 +4,6 @@ pub mod common;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod openhands_sdk;
+pub mod openhands_sdk_eval;
 pub mod sidecar;
 pub mod swe_agent;

@@ -3,9 +3,10 @@
 //! Read from the SDK's event models (openhands-sdk/openhands/sdk/event/ at commit 611629e6 of
 //! OpenHands/software-agent-sdk). Every event carries a `kind` discriminator (the class
 //! name), `id`, `timestamp` and `source` (`agent`, `user`, `environment`):
-//! `SystemPromptEvent` (`system_prompt`, `tools`), `MessageEvent` (`llm_message` with `role`
-//! and `content`), `ActionEvent` (`thought`, `action`, `tool_name`, `tool_call_id`,
-//! `tool_call` {`id`,`name`,`arguments`}, `llm_response_id`), `ObservationEvent`
+//! `SystemPromptEvent` (`system_prompt`, `tools`: dumped `ToolDefinition`s, which carry their
+//! name as `title`), `MessageEvent` (`llm_message` with `role` and `content`), `ActionEvent`
+//! (`thought`, `action`, `tool_name`, `tool_call_id`, `tool_call` {`id`,`name`,`arguments`},
+//! `llm_response_id`), `ObservationEvent`
 //! (`observation` {`content`, `is_error`}, `tool_call_id`, `action_id`),
 //! `UserRejectObservation` (`rejection_reason`), `AgentErrorEvent` (`error`, answering a call
 //! by `tool_call_id`), `ConversationErrorEvent` (`code`, `detail`), `PauseEvent`,
@@ -75,8 +76,19 @@ fn text_of(v: Option<&Value>) -> String {
     v.map(content_text).unwrap_or_default()
 }
 
+/// A tool the conversation offered. A dumped `ToolDefinition` has no `name` (a class attribute
+/// in the SDK); its computed `title` is the annotations' title, else that name.
+fn offered_tool(v: &Value) -> Option<crate::model::DeclaredTool> {
+    declared_tool(v).or_else(|| {
+        let name = v.get("title").and_then(Value::as_str).filter(|n| !n.is_empty())?.to_string();
+        let description = v.get("description").and_then(Value::as_str).map(|d| d.lines().next().unwrap_or("").to_string());
+        Some(crate::model::DeclaredTool { name, description })
+    })
+}
+
+/// Turns SDK events into steps and signals; shared by every format that holds them.
 #[derive(Default)]
-struct Conv {
+pub(super) struct Conv {
     b: StepBuilder,
     declared: Option<Vec<crate::model::DeclaredTool>>,
     status: Option<(String, Option<SourceSpan>, &'static str)>,
@@ -89,7 +101,7 @@ struct Conv {
 }
 
 impl Conv {
-    fn push(&mut self, e: &Value, span: Option<SourceSpan>) {
+    pub(super) fn push(&mut self, e: &Value, span: Option<SourceSpan>) {
         let kind = e.get("kind").and_then(Value::as_str).unwrap_or_default();
         let ts = e.get("timestamp").and_then(Value::as_str).map(String::from);
         if let Some(t) = &ts {
@@ -104,7 +116,7 @@ impl Conv {
             "SystemPromptEvent" => {
                 let text = e.pointer("/system_prompt/text").and_then(Value::as_str).unwrap_or_default().to_string();
                 if let Some(tools) = e.get("tools").and_then(Value::as_array) {
-                    self.declared = Some(tools.iter().filter_map(declared_tool).collect());
+                    self.declared = Some(tools.iter().filter_map(offered_tool).collect());
                 }
                 self.b.push(Step::new(Role::System, text), span, ts);
             }
@@ -199,7 +211,14 @@ impl Conv {
         }
     }
 
-    fn finish_into(self, t: &mut Trajectory) {
+    /// Usage from one accumulated `Metrics` dump, in place of what the events said.
+    pub(super) fn use_metrics(&mut self, metrics: &Value) {
+        if metrics.is_object() {
+            self.usage = usage_from_metrics(&[metrics]).or(self.usage.take());
+        }
+    }
+
+    pub(super) fn finish_into(self, t: &mut Trajectory) {
         t.declared_tools = self.declared;
         if let Some(u) = self.usage {
             t.usage.prompt_tokens = u.prompt;
