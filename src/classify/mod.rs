@@ -9,6 +9,7 @@ pub mod fixture;
 pub mod mechanics;
 pub mod oracle;
 pub mod shell;
+pub mod simple_command;
 pub mod table;
 
 pub use engine::{Classifier, Options};

@@ -76,11 +76,7 @@ fn parse_bounded<'t>(
     lang: tree_sitter::Language,
     text: &'t str,
 ) -> (&'t str, Option<tree_sitter::Tree>) {
-    let mut end = text.len().min(MAX_COMMAND_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let src = &text[..end];
+    let src = bounded(text);
     let tree = parser.with(|p| {
         let mut p = p.borrow_mut();
         let parser = p.get_or_insert_with(|| {
@@ -91,6 +87,15 @@ fn parse_bounded<'t>(
         parser.parse(src, None)
     });
     (src, tree)
+}
+
+/// The first [`MAX_COMMAND_BYTES`] of `text`, cut on a character boundary.
+fn bounded(text: &str) -> &str {
+    let mut end = text.len().min(MAX_COMMAND_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Analyses one command line (or script) run in `workdir`, when known: writes outside the
@@ -150,7 +155,29 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
     if depth > 3 || command.trim().is_empty() {
         return;
     }
-    let (src, tree) = parse_bounded(&PARSER, tree_sitter_bash::LANGUAGE.into(), command);
+    let src = bounded(command);
+    if let Some(commands) = super::simple_command::split(src) {
+        let mut walk = Walk::default();
+        // In the order the tree-sitter walk visits them: its stack pops the last child first.
+        for (k, words) in commands.iter().rev().enumerate() {
+            if k >= MAX_COMMANDS {
+                fx.partial = true;
+                break;
+            }
+            let raw_name = unquote(words[0]);
+            let name = raw_name.rsplit('/').next().unwrap_or(&raw_name).to_string();
+            let args = words[1..].iter().map(|w| unquote(w)).collect();
+            words_effects(name, raw_name, args, fx, depth, &mut walk);
+        }
+        finish(walk, fx, depth);
+        return;
+    }
+    parse_tree(src, fx, depth);
+}
+
+/// [`analyse_into`] with tree-sitter, whatever the line.
+fn parse_tree(src: &str, fx: &mut ShellEffects, depth: u8) {
+    let (src, tree) = parse_bounded(&PARSER, tree_sitter_bash::LANGUAGE.into(), src);
     let Some(tree) = tree else { return };
     if tree.root_node().has_error() {
         fx.partial = true;
@@ -180,6 +207,11 @@ fn analyse_into(command: &str, fx: &mut ShellEffects, depth: u8) {
             stack.push(child);
         }
     }
+    finish(walk, fx, depth);
+}
+
+/// What a walk saw besides effects: the scripts it ran, and the effects of those it also saved.
+fn finish(walk: Walk, fx: &mut ShellEffects, depth: u8) {
     fx.runs.extend(walk.run.iter().map(|(_, s)| s.clone()));
     fx.saved.extend(walk.saved.iter().cloned());
     // `cat > fix.py <<EOF ... EOF; python3 fix.py`: the script's effects are the command's.
@@ -438,6 +470,12 @@ const TEST_RUNNERS: &[&str] =
 
 fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
     let Some((name, raw_name, args)) = command_words(node, src) else { return };
+    words_effects(name, raw_name, args, fx, depth, walk);
+}
+
+/// One simple command's effects from its name (without its directory), its name as written and
+/// its arguments, unquoted.
+fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
 
@@ -1207,5 +1245,189 @@ mod change_kinds {
         assert_eq!(analyse("cd /testbed && python reproduce_issue.py").runs, vec!["reproduce_issue.py"]);
         assert_eq!(analyse("python -c 'import x; print(x.f())'").runs, vec!["-"]);
         assert_eq!(analyse("python3 - <<'EOF'\nimport x\nEOF").runs, vec!["-"]);
+    }
+}
+
+/// The lines `simple_command` splits are read as tree-sitter reads them: the same effects, in
+/// the same order, on generated lines of the words and operators real agents use.
+#[cfg(test)]
+mod simple_lines_read_as_the_parser_reads_them {
+    use super::{ShellEffects, analyse_into, parse_tree};
+
+    const NAMES: &[&str] = &[
+        "ls",
+        "cat",
+        "sed",
+        "rm",
+        "git",
+        "python",
+        "python3",
+        "/usr/bin/python3",
+        "pytest",
+        "cp",
+        "mv",
+        "tee",
+        "touch",
+        "mkdir",
+        "chmod",
+        "timeout",
+        "env",
+        "bash",
+        "sh",
+        "npm",
+        "cargo",
+        "make",
+        "go",
+        "grep",
+        "echo",
+        "cd",
+        "xargs",
+        "uv",
+        "patch",
+        "dd",
+        "sqlite3",
+        "tar",
+        "unzip",
+        "pip",
+        "perl",
+        "./run_tests.sh",
+        "'python'",
+        "rsync",
+        "truncate",
+        "git",
+        "diff",
+        "node",
+        "poetry",
+        "npx",
+        "tox",
+    ];
+    const ARGS: &[&str] = &[
+        "-i",
+        "-n",
+        "-la",
+        "'1,20p'",
+        "\"s/a/b/\"",
+        "'s/x/y/g'",
+        "src/a.py",
+        "tests/test_a.py",
+        "-c",
+        "'import os; os.remove(\"a\")'",
+        "\"print(1)\"",
+        "--",
+        ".",
+        "HEAD",
+        "checkout",
+        "stash",
+        "pop",
+        "apply",
+        "diff",
+        "test",
+        "run",
+        "install",
+        "x.py",
+        "of=out.bin",
+        "*.py",
+        "a?c",
+        "~/x",
+        "a=b",
+        "--opt=1",
+        "60",
+        "1.5s",
+        "-m",
+        "pytest",
+        "unittest",
+        "\"a b\"",
+        "'c d'e",
+        "%s",
+        "^x",
+        "@x",
+        "+x",
+        "a:b",
+        "a,b",
+        "restore",
+        "reset",
+        "--hard",
+        "-e",
+        "'writeFile(1)'",
+        "-a",
+        "-f",
+        "reproduce.py",
+        "a.py.bak",
+        "a.py",
+        "/tmp/x",
+        "\"insert into t values (1)\"",
+        "-x",
+        "xf",
+        "f.tar",
+        "-p",
+        "755",
+        "commit",
+        "-am",
+        "\"msg\"",
+        "show",
+        "log",
+        "--stat",
+        "''",
+        "\"\"",
+    ];
+    const OPS: &[&str] = &[" && ", " || ", " | ", "; ", "\n", ";", "&&", "|", " ;\n"];
+
+    #[test]
+    fn generated_lines() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n as u64).unwrap_or(0)
+        };
+        let mut read = 0;
+        for _ in 0..20_000 {
+            let mut line = String::new();
+            for c in 0..1 + next(4) {
+                if c > 0 {
+                    line.push_str(OPS[next(OPS.len())]);
+                }
+                line.push_str(NAMES[next(NAMES.len())]);
+                for _ in 0..next(5) {
+                    line.push(' ');
+                    line.push_str(ARGS[next(ARGS.len())]);
+                }
+            }
+            if super::super::simple_command::split(&line).is_none() {
+                continue;
+            }
+            read += 1;
+            let (mut fast, mut tree) = (ShellEffects::default(), ShellEffects::default());
+            analyse_into(&line, &mut fast, 0);
+            parse_tree(&line, &mut tree, 0);
+            assert_eq!(fast, tree, "{line:?}");
+        }
+        assert!(read > 15_000, "{read} lines read without the parser");
+    }
+
+    #[test]
+    fn written_lines() {
+        for line in [
+            "rm -f reproduce.py check.py && git checkout -- src/a.py",
+            "cd /testbed && python reproduce_issue.py",
+            "python -c 'import x; print(x.f())'",
+            "timeout 60 pytest tests/test_a.py -q | tail -20",
+            "bash -c 'sed -i s/a/b/ f.py && pytest'",
+            "git stash && pytest tests/ ; git stash pop",
+            "cp a.py.bak a.py; mv x /tmp/y",
+            "python3 -m pytest -x tests/test_m.py::test_a -q",
+            "npm run test && npx jest",
+            "sed -n '1,20p' a.py | grep -n 'def ' | head",
+            "git diff\ngit status\n",
+            "echo done",
+            "\"python3\" setup.py install",
+        ] {
+            assert!(super::super::simple_command::split(line).is_some(), "{line:?}");
+            let (mut fast, mut tree) = (ShellEffects::default(), ShellEffects::default());
+            analyse_into(line, &mut fast, 0);
+            parse_tree(line, &mut tree, 0);
+            assert_eq!(fast, tree, "{line:?}");
+        }
     }
 }
