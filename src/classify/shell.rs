@@ -732,11 +732,14 @@ fn python_writes(code: &str) -> Vec<String> {
     // Names bound to a path: `p = 'src/a.py'`, `p = Path('src/a.py')`; None when bound to
     // anything else or to two different things.
     let mut names: PyNames<'_> = HashMap::new();
+    // Names bound only to `Path(...)` calls (true), or also to something else (false).
+    let mut path_names: HashMap<&str, bool> = HashMap::new();
     for n in nodes.iter().filter(|n| n.kind() == "assignment") {
         let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { continue };
         if left.kind() != "identifier" {
             continue;
         }
+        *path_names.entry(text(left, src)).or_insert(true) &= is_path_call(right, src);
         let value = py_path(right, src, &HashMap::new());
         let bound = names.entry(text(left, src)).or_insert_with(|| value.clone());
         if *bound != value {
@@ -794,7 +797,12 @@ fn python_writes(code: &str) -> Vec<String> {
             // Method names other types share: on something known to be a path.
             (_, "open") if is_path && writes_mode(arg(0, "mode")) => push(object.and_then(|o| py_path(o, src, &names))),
             (_, "unlink" | "mkdir" | "rmdir") if is_path => push(object.and_then(|o| py_path(o, src, &names))),
-            (_, "rename" | "replace") if is_path => push(path(arg(0, "target"))),
+            // `replace` is a str method too: only on what is surely a Path, not a name bound to
+            // a string.
+            (_, "rename") if is_path => push(path(arg(0, "target"))),
+            (_, "replace") if object.is_some_and(|o| is_path_call(o, src) || path_names.get(text(o, src)) == Some(&true)) => {
+                push(path(arg(0, "target")));
+            }
             _ => {}
         }
     }
@@ -1154,6 +1162,10 @@ mod tests {
         assert_eq!(writes("python3 <<< \"open('h.py', 'w')\""), ["h.py"]);
         assert_eq!(writes("bash <<'EOF'\nsed -i 's/a/b/' m.py\nEOF"), ["m.py"]);
         assert!(writes("python3 -c \"import gzip; gzip.open('a.gz').read(); 'ab'.replace('a', 'b')\"").is_empty());
+        // A name bound to a string is a string: its `replace` is str.replace, not Path.replace.
+        assert!(writes("python3 -c \"s = 'src/a.py'; print(s.replace('a', 'b'))\"").is_empty());
+        assert_eq!(writes("python3 -c \"from pathlib import Path; p = Path('a.py'); p.replace('b.py')\""), ["b.py"]);
+        assert_eq!(writes("python3 -c \"import os; p = 'a.py'; os.replace(p, 'b.py'); open(p, 'w')\""), ["b.py", "a.py"]);
         // Reading is not writing, nor is a string that mentions open; a here-doc saved to a
         // file is content, not code that runs.
         assert!(writes("python3 - <<'EOF'\nprint(open('src/calc.py').read())\nEOF").is_empty());
