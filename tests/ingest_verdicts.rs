@@ -43,3 +43,27 @@ fn a_results_summary_table_is_read_by_its_instance_and_resolved_columns() {
     assert_eq!(got["pylint-dev__pylint-7080"], (OutcomeStatus::Failed, f, None));
     assert_eq!(got["astropy__astropy-14365"].0, OutcomeStatus::Unknown, "an instance the table does not list stays unknown");
 }
+
+/// A leaderboard submission's results.json names the resolved instances; the others of the
+/// submission failed, in its folder or given with --verdicts.
+#[test]
+fn a_submissions_results_json_fails_what_it_does_not_resolve() {
+    let dir = samples("swebench-experiments/evaluation/verified/20260301_sample-agent");
+    let (ts, summary) = ingest_with(IngestOptions { inputs: vec![dir.clone()], ..IngestOptions::default() });
+    assert_eq!(summary.quarantined_files(), 0);
+    let by: BTreeMap<String, (OutcomeStatus, String, Option<String>)> = ts
+        .into_iter()
+        .map(|t| (t.task_id, (t.outcome.status, t.outcome.source.map(|s| s.field).unwrap_or_default(), t.outcome.detail)))
+        .collect();
+    assert_eq!(by["pallets__flask-4935"], (OutcomeStatus::Passed, "resolved".into(), None));
+    assert_eq!(
+        by["tablib__tablib-csv-append"],
+        (OutcomeStatus::Failed, "resolved".into(), Some("not among the resolved instances".into()))
+    );
+
+    let got = outcomes("swebench-experiments/evaluation/verified/20260301_sample-agent/results/results.json");
+    assert_eq!(got["pallets__flask-4935"].0, OutcomeStatus::Passed);
+    assert_eq!(got["tablib__tablib-csv-append"].0, OutcomeStatus::Failed);
+    // The run's own per-instance report.json still decides what it names.
+    assert_eq!(got["sympy__sympy-24152"].0, OutcomeStatus::Passed);
+}

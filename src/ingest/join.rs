@@ -37,6 +37,9 @@ pub enum Scope {
 pub struct OutcomeFile {
     pub scope: Scope,
     pub entries: Vec<JoinEntry>,
+    /// The verdict of a trajectory in scope that no entry names: a file that lists only the
+    /// resolved instances (SWE-bench experiments' `results.json`) fails the rest.
+    pub otherwise: Option<Outcome>,
 }
 
 #[derive(Debug)]
@@ -51,6 +54,9 @@ struct Scoped {
 #[derive(Debug, Default)]
 pub struct JoinIndex {
     by_key: HashMap<String, Vec<Scoped>>,
+    /// Files' verdicts for what they do not name, with their scope directory and its depth.
+    /// (`None`: a `--verdicts` file, for every trajectory, before any scoped one).
+    otherwise: Vec<(Option<PathBuf>, usize, SourceFile, Outcome)>,
 }
 
 /// One joined fact with the file it came from.
@@ -69,6 +75,9 @@ impl JoinIndex {
             Scope::Dir(d) => Some(d),
         };
         let depth = dir.as_ref().map_or(0, |d| d.components().count());
+        if let Some(o) = of.otherwise {
+            self.otherwise.push((dir.clone(), if dir.is_none() { usize::MAX } else { depth }, file.clone(), o));
+        }
         for entry in of.entries {
             self.by_key.entry(entry.key.clone()).or_default().push(Scoped { dir: dir.clone(), depth, file: file.clone(), entry });
         }
@@ -76,7 +85,7 @@ impl JoinIndex {
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
+        self.by_key.is_empty() && self.otherwise.is_empty()
     }
 
     fn best<'a, T>(&'a self, keys: &[&str], path: &Path, get: impl Fn(&'a JoinEntry) -> Option<&'a T>) -> Option<Joined<'a, T>> {
@@ -113,10 +122,20 @@ impl JoinIndex {
         })
     }
 
-    /// The verdict for the first of `keys` that has one, for a trajectory read from `path`.
+    /// The verdict for the first of `keys` that has one, for a trajectory read from `path`; else
+    /// the nearest file's verdict for what it does not name.
     #[must_use]
     pub fn outcome(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, Outcome>> {
-        self.best(keys, path, |e| e.outcome.as_ref())
+        self.best(keys, path, |e| e.outcome.as_ref()).or_else(|| {
+            // Ties keep the first file in input order, so results never depend on threads.
+            let mut best: Option<&(Option<PathBuf>, usize, SourceFile, Outcome)> = None;
+            for o in self.otherwise.iter().filter(|(d, ..)| d.as_ref().is_none_or(|d| path.starts_with(d))) {
+                if best.is_none_or(|b| o.1 > b.1) {
+                    best = Some(o);
+                }
+            }
+            best.map(|(_, _, file, o)| Joined { value: o, file })
+        })
     }
 
     #[must_use]
@@ -149,17 +168,17 @@ mod tests {
         ix.add(
             Path::new("runs/a/report.json"),
             file("a"),
-            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)] },
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)], otherwise: None },
         );
         ix.add(
             Path::new("runs/report.json"),
             file("root"),
-            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Failed)] },
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Failed)], otherwise: None },
         );
         ix.add(
             Path::new("runs/b/report.json"),
             file("b"),
-            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t2", OutcomeStatus::Passed)] },
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t2", OutcomeStatus::Passed)], otherwise: None },
         );
         let a = ix.outcome(&["t1"], Path::new("runs/a/x/t1.traj.json")).unwrap();
         assert_eq!(a.file.path, "a");
@@ -169,14 +188,41 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_resolved_ids_fails_the_rest_of_its_scope_only() {
+        let mut ix = JoinIndex::default();
+        let mut failed = Outcome::new(OutcomeStatus::Failed, "r", "resolved");
+        failed.detail = Some("not resolved".into());
+        ix.add(
+            Path::new("sub/results/results.json"),
+            file("r"),
+            OutcomeFile { scope: Scope::Dir("sub".into()), entries: vec![entry("t1", OutcomeStatus::Passed)], otherwise: Some(failed) },
+        );
+        ix.add(
+            Path::new("sub/logs/t3/report.json"),
+            file("t3"),
+            OutcomeFile { scope: Scope::Dir("sub".into()), entries: vec![entry("t3", OutcomeStatus::Passed)], otherwise: None },
+        );
+        assert_eq!(ix.outcome(&["t1"], Path::new("sub/trajs/t1.traj")).unwrap().value.status, OutcomeStatus::Passed);
+        let t2 = ix.outcome(&["t2"], Path::new("sub/trajs/t2.traj")).unwrap();
+        assert_eq!((t2.value.status, t2.file.path.as_str()), (OutcomeStatus::Failed, "r"));
+        // A named entry wins over a verdict for the unnamed; outside the scope nothing applies.
+        assert_eq!(ix.outcome(&["t3"], Path::new("sub/trajs/t3.traj")).unwrap().value.status, OutcomeStatus::Passed);
+        assert!(ix.outcome(&["t2"], Path::new("other/t2.traj")).is_none());
+    }
+
+    #[test]
     fn global_verdicts_win() {
         let mut ix = JoinIndex::default();
         ix.add(
             Path::new("runs/a/report.json"),
             file("a"),
-            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)] },
+            OutcomeFile { scope: Scope::FileDir, entries: vec![entry("t1", OutcomeStatus::Passed)], otherwise: None },
         );
-        ix.add(Path::new("v.csv"), file("v"), OutcomeFile { scope: Scope::Global, entries: vec![entry("t1", OutcomeStatus::Failed)] });
+        ix.add(
+            Path::new("v.csv"),
+            file("v"),
+            OutcomeFile { scope: Scope::Global, entries: vec![entry("t1", OutcomeStatus::Failed)], otherwise: None },
+        );
         assert_eq!(ix.outcome(&["t1"], Path::new("runs/a/t1.json")).unwrap().file.path, "v");
     }
 }

@@ -70,6 +70,7 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &chat::api::GeminiGenerateContent,
         &swebench::SweBenchReport,
         &swebench::SweBenchRunReport,
+        &swebench::SweBenchExperimentsResults,
         &swebench::Predictions,
         &swebench::ExitStatuses,
         &table::VerdictTable,

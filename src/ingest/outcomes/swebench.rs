@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, FileRole, Sniff, file_name, marker, structure};
 use crate::ingest::join::{JoinEntry, OutcomeFile, Scope};
-use crate::ingest::probe::Probe;
+use crate::ingest::probe::{Probe, Scalar};
 use crate::ingest::source::Source;
 use crate::model::{Outcome, OutcomeStatus, TestResult};
 
@@ -68,7 +68,7 @@ impl Adapter for SweBenchReport {
                 }
             }
         }
-        Ok(OutcomeFile { scope: scope_for(&src.path), entries })
+        Ok(OutcomeFile { scope: scope_for(&src.path), entries, otherwise: None })
     }
 }
 
@@ -152,7 +152,76 @@ impl Adapter for SweBenchRunReport {
                 });
             }
         }
-        Ok(OutcomeFile { scope: Scope::FileDir, entries })
+        Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
+    }
+}
+
+/// A SWE-bench leaderboard submission's `results/results.json` (swe-bench/experiments):
+/// instance ids by result, `resolved` among them. The newer files list only `resolved`,
+/// `no_generation` and `no_logs`, so an instance of the submission named nowhere failed; the
+/// older ones add `generated`, `applied`, `install_fail`, `test_errored`, ... . It applies to
+/// the submission's directory (the parent of `results/`).
+pub struct SweBenchExperimentsResults;
+
+/// The lists that decide, first match winning; `generated`, `with_logs` and `applied` only say
+/// how far an instance got.
+const RESULT_LISTS: &[(&str, OutcomeStatus, &str)] = &[
+    ("resolved", OutcomeStatus::Passed, ""),
+    ("no_logs", OutcomeStatus::Errored, "no evaluation logs: the verifier gave no verdict"),
+    ("install_fail", OutcomeStatus::Errored, "the evaluation environment failed to install"),
+    ("reset_failed", OutcomeStatus::Errored, "the evaluation could not reset the repository"),
+    ("test_errored", OutcomeStatus::Errored, "the tests errored"),
+    ("test_timeout", OutcomeStatus::Errored, "the tests timed out"),
+    ("no_generation", OutcomeStatus::Failed, "no patch was generated"),
+    ("no_apply", OutcomeStatus::Failed, "the patch did not apply"),
+];
+
+impl Adapter for SweBenchExperimentsResults {
+    fn name(&self) -> &'static str {
+        "swebench-experiments-results"
+    }
+    fn role(&self) -> FileRole {
+        FileRole::Outcome
+    }
+    fn describe(&self) -> &'static str {
+        "SWE-bench leaderboard submission results/results.json (resolved, no_generation, no_logs, ...)"
+    }
+    fn versions(&self) -> &'static str {
+        "swe-bench/experiments results.json, 3-list and 10-list"
+    }
+    fn sniff(&self, p: &Probe) -> Sniff {
+        let Some(j) = &p.json else { return Err("not JSON".into()) };
+        let listed = ["no_generation", "no_logs", "generated", "applied"].iter().any(|k| j.keys.get(*k) == Some(&Scalar::Array));
+        if j.keys.get("resolved") == Some(&Scalar::Array) && listed {
+            return marker("resolved and no_generation/no_logs id lists");
+        }
+        Err("no resolved id list beside no_generation/no_logs".into())
+    }
+    fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
+        let v: Value = src.json("SWE-bench experiments results")?;
+        let mut entries: Vec<JoinEntry> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (list, status, detail) in RESULT_LISTS {
+            for id in v.get(*list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                if !seen.insert(id.to_string()) {
+                    continue;
+                }
+                let mut o = Outcome::new(*status, src.display.clone(), *list);
+                o.reward = match status {
+                    OutcomeStatus::Passed => Some(1.0),
+                    OutcomeStatus::Failed => Some(0.0),
+                    _ => None,
+                };
+                o.detail = (!detail.is_empty()).then(|| (*detail).to_string());
+                entries.push(JoinEntry { key: id.to_string(), outcome: Some(o), ..JoinEntry::default() });
+            }
+        }
+        let mut otherwise = Outcome::new(OutcomeStatus::Failed, src.display.clone(), "resolved");
+        otherwise.reward = Some(0.0);
+        otherwise.detail = Some("not among the resolved instances".into());
+        let submission = src.path.parent().filter(|d| d.file_name().is_some_and(|n| n == "results")).and_then(Path::parent);
+        let scope = submission.map_or(Scope::FileDir, |d| Scope::Dir(d.to_path_buf()));
+        Ok(OutcomeFile { scope, entries, otherwise: Some(otherwise) })
     }
 }
 
@@ -221,7 +290,7 @@ impl Adapter for Predictions {
                 offset += line.len();
             }
         }
-        Ok(OutcomeFile { scope: Scope::FileDir, entries })
+        Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
     }
 }
 
@@ -267,7 +336,7 @@ impl Adapter for ExitStatuses {
         } else {
             return Err(InputError::new(InputErrorKind::Schema, &src.display, "read exit statuses: no `instances_by_exit_status` mapping"));
         }
-        Ok(OutcomeFile { scope: Scope::FileDir, entries })
+        Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
     }
 }
 

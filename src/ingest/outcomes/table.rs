@@ -179,7 +179,7 @@ impl Adapter for VerdictTable {
                 }
             }
         }
-        Ok(OutcomeFile { scope: Scope::FileDir, entries })
+        Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
     }
 }
 
