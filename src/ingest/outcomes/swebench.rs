@@ -187,7 +187,7 @@ impl Adapter for SweBenchExperimentsResults {
         "SWE-bench leaderboard submission results/results.json (resolved, no_generation, no_logs, ...)"
     }
     fn versions(&self) -> &'static str {
-        "swe-bench/experiments results.json, 3-list and 10-list"
+        "results.json, 3 or 10 id lists"
     }
     fn sniff(&self, p: &Probe) -> Sniff {
         let Some(j) = &p.json else { return Err("not JSON".into()) };

@@ -28,6 +28,55 @@ impl Line<'_> {
     pub fn span(&self, file: u32) -> SourceSpan {
         SourceSpan { file, offset: self.start as u64, len: self.text.len() as u64, line: self.no as u64 }
     }
+
+    /// The span of `part`, a slice of this line's text (in the first file), or `None` when it
+    /// is not one.
+    #[must_use]
+    pub fn span_of(&self, part: &str) -> Option<SourceSpan> {
+        let base = self.text.as_ptr() as usize;
+        let p = part.as_ptr() as usize;
+        (p >= base && p + part.len() <= base + self.text.len()).then(|| SourceSpan {
+            file: 0,
+            offset: (self.start + p - base) as u64,
+            len: part.len() as u64,
+            line: self.no as u64,
+        })
+    }
+}
+
+/// The non-blank lines of the file at `path`, read as a stream (evaluation outputs hold a whole
+/// run: one record in memory at a time), each handed to `each` in order; a line that is not
+/// UTF-8 is handed over as its diagnostic.
+///
+/// # Errors
+/// The file cannot be opened or read.
+#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+pub fn stream(path: &std::path::Path, shown: &str, mut each: impl FnMut(Result<Line<'_>, InputError>)) -> Result<(), InputError> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).map_err(|e| crate::ingest::source::io_error(shown, &e))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut buf = Vec::new();
+    let (mut no, mut start) = (0usize, 0usize);
+    loop {
+        buf.clear();
+        let n = r.read_until(b'\n', &mut buf).map_err(|e| crate::ingest::source::io_error(shown, &e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        no += 1;
+        let line_start = start;
+        start += n;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // Without its line break, so a record cut off mid-line reads as truncated.
+        let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        each(match std::str::from_utf8(body) {
+            Ok(text) => Ok(Line { no, start: line_start, text }),
+            Err(e) => Err(InputError::invalid_utf8(shown, body, &e).on_line(no, line_start)),
+        });
+    }
 }
 
 /// The non-blank lines of `src`; lines that are not UTF-8 go to `diags` instead.

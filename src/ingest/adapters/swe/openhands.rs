@@ -16,7 +16,6 @@
 //! `task_completed` before it). Iteration and budget limits are read from the metadata.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -25,10 +24,11 @@ use serde_json::value::RawValue;
 
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, declared_tool, num, tool_call, uint};
+use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::Probe;
-use crate::ingest::source::{Source, io_error, sha256_file};
+use crate::ingest::source::{Source, sha256_file};
 use crate::model::{
     CallRef, DeclaredTool, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Tokens, ToolResult, Trajectory,
 };
@@ -506,41 +506,21 @@ impl Adapter for OpenHandsEval {
         let shown = &unit.primary.display;
         let sha = sha256_file(&unit.primary.path, shown)?;
         let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
-        let f = std::fs::File::open(&unit.primary.path).map_err(|e| io_error(shown, &e))?;
-        let mut r = BufReader::with_capacity(1 << 16, f);
-        let mut buf = Vec::new();
-        let (mut lineno, mut start) = (0usize, 0usize);
-        loop {
-            buf.clear();
-            let n = r.read_until(b'\n', &mut buf).map_err(|e| io_error(shown, &e))?;
-            if n == 0 {
-                break;
-            }
-            lineno += 1;
-            let line_start = start;
-            start += n;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            // Without its line break, so a record cut off mid-line reads as truncated.
-            let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
-            let body = body.strip_suffix(b"\r").unwrap_or(body);
-            let line = match std::str::from_utf8(body) {
-                Ok(l) => l,
-                Err(e) => {
-                    out.diagnostics.push(InputError::invalid_utf8(shown, body, &e).on_line(lineno, line_start));
-                    continue;
-                }
+        lines::stream(&unit.primary.path, shown, |at| {
+            let at = match at {
+                Ok(at) => at,
+                Err(d) => return out.diagnostics.push(d),
             };
-            match instance(line, &file, lineno, line_start, self.name()) {
+            match instance(at.text, &file, at.no, at.start, self.name()) {
                 Ok(t) => out.emit(t),
                 Err(e) => {
-                    let mut d = InputError::from_json_at(shown, body, 0, "OpenHands evaluation record", &e).on_line(lineno, line_start);
-                    d.message = format!("{} (instance on line {lineno})", d.message);
+                    let mut d =
+                        InputError::from_json_at(shown, at.text.as_bytes(), 0, "OpenHands evaluation record", &e).on_line(at.no, at.start);
+                    d.message = format!("{} (instance on line {})", d.message, at.no);
                     out.diagnostics.push(d);
                 }
             }
-        }
+        })?;
         if out.emitted == 0 && !out.diagnostics.is_empty() {
             return Err(InputError::new(InputErrorKind::Schema, shown, "read any OpenHands evaluation record: every line was bad")
                 .with_help("each line must be one EvalOutput JSON object (instance_id, history, metrics, error, test_result)"));

@@ -25,19 +25,18 @@
 //! writes it to `output.report.json`, a SWE-bench run report, joined by instance id). V0
 //! evaluation outputs (events without `kind`) are `openhands-eval`.
 
-use std::io::{BufRead, BufReader};
-
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::openhands_sdk::Conv;
 use crate::ingest::adapters::shared::common::num;
+use crate::ingest::adapters::shared::lines::{self, Line};
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::{JsonShape, Probe};
-use crate::ingest::source::{io_error, sha256_file};
-use crate::model::{SourceFile, SourceSpan, Trajectory};
+use crate::ingest::source::sha256_file;
+use crate::model::{SourceFile, Trajectory};
 
 const HARNESS: &str = "openhands";
 
@@ -119,68 +118,26 @@ impl Adapter for OpenHandsSdkEval {
         let shown = &unit.primary.display;
         let sha = sha256_file(&unit.primary.path, shown)?;
         let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
-        let f = std::fs::File::open(&unit.primary.path).map_err(|e| io_error(shown, &e))?;
-        let mut r = BufReader::with_capacity(1 << 16, f);
-        let mut buf = Vec::new();
-        let (mut lineno, mut start) = (0usize, 0usize);
-        loop {
-            buf.clear();
-            let n = r.read_until(b'\n', &mut buf).map_err(|e| io_error(shown, &e))?;
-            if n == 0 {
-                break;
-            }
-            lineno += 1;
-            let line_start = start;
-            start += n;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            // Without its line break, so a line cut off mid-record reads as truncated.
-            let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
-            let body = body.strip_suffix(b"\r").unwrap_or(body);
-            let line = match std::str::from_utf8(body) {
-                Ok(l) => l,
-                Err(e) => {
-                    out.diagnostics.push(InputError::invalid_utf8(shown, body, &e).on_line(lineno, line_start));
-                    continue;
-                }
+        lines::stream(&unit.primary.path, shown, |at| {
+            let at = match at {
+                Ok(at) => at,
+                Err(d) => return out.diagnostics.push(d),
             };
-            let at = Line { text: line, no: lineno, start: line_start };
             match instance(&at, &file, self.name(), self.version()) {
                 Ok(t) => out.emit(t),
                 Err(e) => {
-                    let mut d = InputError::from_json_at(shown, body, 0, "OpenHands SDK evaluation record", &e).on_line(lineno, line_start);
-                    d.message = format!("{} (instance on line {lineno})", d.message);
+                    let mut d = InputError::from_json_at(shown, at.text.as_bytes(), 0, "OpenHands SDK evaluation record", &e)
+                        .on_line(at.no, at.start);
+                    d.message = format!("{} (instance on line {})", d.message, at.no);
                     out.diagnostics.push(d);
                 }
             }
-        }
+        })?;
         if out.emitted == 0 && !out.diagnostics.is_empty() {
             return Err(InputError::new(InputErrorKind::Schema, shown, "read any OpenHands SDK evaluation record: every line was bad")
                 .with_help("each line must be one EvalOutput JSON object (instance_id, test_result, history, metrics, error)"));
         }
         Ok(())
-    }
-}
-
-/// One line of the file, where it starts.
-struct Line<'a> {
-    text: &'a str,
-    no: usize,
-    start: usize,
-}
-
-impl Line<'_> {
-    /// The span of a slice of this line's text.
-    fn span_of(&self, part: &str) -> Option<SourceSpan> {
-        let base = self.text.as_ptr() as usize;
-        let p = part.as_ptr() as usize;
-        (p >= base && p + part.len() <= base + self.text.len()).then(|| SourceSpan {
-            file: 0,
-            offset: (self.start + p - base) as u64,
-            len: part.len() as u64,
-            line: self.no as u64,
-        })
     }
 }
 
