@@ -98,12 +98,35 @@ fn instance_entry(key: &str, inst: &Value, display: &str, field: &str) -> JoinEn
 /// instance ids by result.
 pub struct SweBenchRunReport;
 
-const ID_LISTS: &[(&str, OutcomeStatus)] = &[
-    ("resolved_ids", OutcomeStatus::Passed),
-    ("unresolved_ids", OutcomeStatus::Failed),
-    ("empty_patch_ids", OutcomeStatus::Failed),
-    ("error_ids", OutcomeStatus::Errored),
+const ID_LISTS: &[(&str, OutcomeStatus, &str)] = &[
+    ("resolved_ids", OutcomeStatus::Passed, ""),
+    ("unresolved_ids", OutcomeStatus::Failed, ""),
+    ("empty_patch_ids", OutcomeStatus::Failed, "empty patch"),
+    ("error_ids", OutcomeStatus::Errored, ""),
 ];
+
+/// An entry per instance id of each list (`(list, status, detail)`, the first list naming an id
+/// deciding), keyed by the id.
+fn id_list_entries(root: &Value, lists: &[(&str, OutcomeStatus, &str)], display: &str) -> Vec<JoinEntry> {
+    let mut entries: Vec<JoinEntry> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (list, status, detail) in lists {
+        for id in root.get(*list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            if !seen.insert(id.to_string()) {
+                continue;
+            }
+            let mut o = Outcome::new(*status, display, *list);
+            o.reward = match status {
+                OutcomeStatus::Passed => Some(1.0),
+                OutcomeStatus::Failed => Some(0.0),
+                _ => None,
+            };
+            o.detail = (!detail.is_empty()).then(|| (*detail).to_string());
+            entries.push(JoinEntry { key: id.to_string(), outcome: Some(o), ..JoinEntry::default() });
+        }
+    }
+    entries
+}
 
 impl Adapter for SweBenchRunReport {
     fn name(&self) -> &'static str {
@@ -128,29 +151,13 @@ impl Adapter for SweBenchRunReport {
     fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
         let v: Value = src.json("SWE-bench run report")?;
         let root = v.get("results").filter(|r| r.get("resolved_ids").is_some()).unwrap_or(&v);
-        let mut entries: Vec<JoinEntry> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for (list, status) in ID_LISTS {
-            for id in root.get(*list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-                if !seen.insert(id.to_string()) {
-                    continue;
-                }
-                let mut o = Outcome::new(*status, src.display.clone(), *list);
-                o.reward = match status {
-                    OutcomeStatus::Passed => Some(1.0),
-                    OutcomeStatus::Failed => Some(0.0),
-                    _ => None,
-                };
-                if *list == "empty_patch_ids" {
-                    o.detail = Some("empty patch".into());
-                }
-                entries.push(JoinEntry {
-                    key: id.to_string(),
-                    outcome: Some(o),
-                    submission: (*list == "empty_patch_ids").then(String::new),
-                    ..JoinEntry::default()
-                });
-            }
+        let mut entries = id_list_entries(root, ID_LISTS, &src.display);
+        // An empty patch is the submission: nothing.
+        for e in entries
+            .iter_mut()
+            .filter(|e| e.outcome.as_ref().is_some_and(|o| o.source.as_ref().is_some_and(|s| s.field == "empty_patch_ids")))
+        {
+            e.submission = Some(String::new());
         }
         Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
     }
@@ -199,23 +206,7 @@ impl Adapter for SweBenchExperimentsResults {
     }
     fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
         let v: Value = src.json("SWE-bench experiments results")?;
-        let mut entries: Vec<JoinEntry> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for (list, status, detail) in RESULT_LISTS {
-            for id in v.get(*list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-                if !seen.insert(id.to_string()) {
-                    continue;
-                }
-                let mut o = Outcome::new(*status, src.display.clone(), *list);
-                o.reward = match status {
-                    OutcomeStatus::Passed => Some(1.0),
-                    OutcomeStatus::Failed => Some(0.0),
-                    _ => None,
-                };
-                o.detail = (!detail.is_empty()).then(|| (*detail).to_string());
-                entries.push(JoinEntry { key: id.to_string(), outcome: Some(o), ..JoinEntry::default() });
-            }
-        }
+        let entries = id_list_entries(&v, RESULT_LISTS, &src.display);
         let mut otherwise = Outcome::new(OutcomeStatus::Failed, src.display.clone(), "resolved");
         otherwise.reward = Some(0.0);
         otherwise.detail = Some("not among the resolved instances".into());
