@@ -331,8 +331,19 @@ fn providers_stay_apart() {
     assert_eq!(s.per_adapter.get("gemini-generate-content"), Some(&7));
     assert!(s.per_adapter.get("openai-chat").is_some_and(|n| *n > 0));
     assert!(s.per_adapter.get("anthropic-messages").is_some_and(|n| *n > 0));
+    // Each provider's files go to its own reader, whatever the others hold.
     for t in &ts {
-        assert_eq!(t.harness, t.provenance.adapter, "{}", t.task_id);
+        let file = &t.provenance.files[0].path;
+        let want = ["openai", "anthropic", "gemini"]
+            .iter()
+            .find(|p| file.contains(&format!("chat-api/{p}/")))
+            .map(|p| match *p {
+                "openai" => "openai-chat",
+                "anthropic" => "anthropic-messages",
+                _ => "gemini-generate-content",
+            })
+            .unwrap_or_else(|| panic!("a record from {file}"));
+        assert_eq!(t.provenance.adapter, want, "{file}");
     }
 }
 
