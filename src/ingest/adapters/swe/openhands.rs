@@ -27,7 +27,7 @@ use crate::ingest::adapters::shared::common::{content_text, declared_tool, num, 
 use crate::ingest::adapters::shared::lines;
 use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
-use crate::ingest::probe::Probe;
+use crate::ingest::probe::{JsonShape, Probe};
 use crate::ingest::source::{Source, sha256_file};
 use crate::model::{
     CallRef, DeclaredTool, Outcome, OutcomeStatus, Reasoning, Role, SourceFile, SourceSpan, Step, Tokens, ToolResult, Trajectory,
@@ -493,40 +493,54 @@ impl Adapter for OpenHandsEval {
     fn sniff(&self, p: &Probe) -> Sniff {
         // Lines are often longer than the probe, then only the first line's start is seen.
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
-        if shape.has("instance_id")
-            && (shape.has("history")
-                || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)))
-        {
+        if is_eval_output(shape) {
             return marker("EvalOutput lines (instance_id, history/test_result)");
         }
         Err("no instance_id with history/test_result".into())
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
-        let shown = &unit.primary.display;
-        let sha = sha256_file(&unit.primary.path, shown)?;
-        let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
-        lines::stream(&unit.primary.path, shown, |at| {
-            let at = match at {
-                Ok(at) => at,
-                Err(d) => return out.diagnostics.push(d),
-            };
-            match instance(at.text, &file, at.no, at.start, self.name()) {
-                Ok(t) => out.emit(t),
-                Err(e) => {
-                    let mut d =
-                        InputError::from_json_at(shown, at.text.as_bytes(), 0, "OpenHands evaluation record", &e).on_line(at.no, at.start);
-                    d.message = format!("{} (instance on line {})", d.message, at.no);
-                    out.diagnostics.push(d);
-                }
-            }
-        })?;
-        if out.emitted == 0 && !out.diagnostics.is_empty() {
-            return Err(InputError::new(InputErrorKind::Schema, shown, "read any OpenHands evaluation record: every line was bad")
-                .with_help("each line must be one EvalOutput JSON object (instance_id, history, metrics, error, test_result)"));
-        }
-        Ok(())
+        read_eval_output(unit, out, "OpenHands evaluation record", |at, file| instance(at.text, file, at.no, at.start, self.name()))
     }
+}
+
+/// The first line of an `EvalOutput` file, V0 or agent SDK (lines are often longer than the
+/// probe, and then only the first line's start is seen).
+pub(super) fn is_eval_output(shape: &JsonShape) -> bool {
+    shape.has("instance_id")
+        && (shape.has("history") || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)))
+}
+
+/// Reads an evaluation output one line at a time, each line a record by `read`; a bad line
+/// costs that line only, and a file of nothing but bad lines is an error.
+pub(super) fn read_eval_output(
+    unit: &Unit,
+    out: &mut Output<'_>,
+    what: &str,
+    read: impl Fn(&lines::Line<'_>, &SourceFile) -> Result<Trajectory, serde_json::Error>,
+) -> Result<(), InputError> {
+    let shown = &unit.primary.display;
+    let sha = sha256_file(&unit.primary.path, shown)?;
+    let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
+    lines::stream(&unit.primary.path, shown, |at| {
+        let at = match at {
+            Ok(at) => at,
+            Err(d) => return out.diagnostics.push(d),
+        };
+        match read(&at, &file) {
+            Ok(t) => out.emit(t),
+            Err(e) => {
+                let mut d = InputError::from_json_at(shown, at.text.as_bytes(), 0, what, &e).on_line(at.no, at.start);
+                d.message = format!("{} (instance on line {})", d.message, at.no);
+                out.diagnostics.push(d);
+            }
+        }
+    })?;
+    if out.emitted == 0 && !out.diagnostics.is_empty() {
+        return Err(InputError::new(InputErrorKind::Schema, shown, format!("read any {what}: every line was bad"))
+            .with_help("each line must be one EvalOutput JSON object (instance_id, test_result, history, metrics, error)"));
+    }
+    Ok(())
 }
 
 /// One `EvalOutput` line into a record; errors carry positions within the line.

@@ -31,11 +31,10 @@ use serde_json::value::RawValue;
 
 use super::openhands_sdk::Conv;
 use crate::ingest::adapters::shared::common::num;
-use crate::ingest::adapters::shared::lines::{self, Line};
-use crate::ingest::diag::{InputError, InputErrorKind};
+use crate::ingest::adapters::shared::lines::Line;
+use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, marker};
 use crate::ingest::probe::{JsonShape, Probe};
-use crate::ingest::source::sha256_file;
 use crate::model::{SourceFile, Trajectory};
 
 const HARNESS: &str = "openhands";
@@ -102,10 +101,7 @@ impl Adapter for OpenHandsSdkEval {
     fn sniff(&self, p: &Probe) -> Sniff {
         // Lines are often longer than the probe, then only the first line's start is seen.
         let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
-        let eval = shape.has("instance_id")
-            && (shape.has("history")
-                || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)));
-        if !eval {
+        if !super::openhands::is_eval_output(shape) {
             return Err("no instance_id with history/test_result".into());
         }
         match sdk_evidence(shape, p) {
@@ -115,29 +111,9 @@ impl Adapter for OpenHandsSdkEval {
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
-        let shown = &unit.primary.display;
-        let sha = sha256_file(&unit.primary.path, shown)?;
-        let file = SourceFile { path: shown.clone(), sha256: sha, role: "transcript".into() };
-        lines::stream(&unit.primary.path, shown, |at| {
-            let at = match at {
-                Ok(at) => at,
-                Err(d) => return out.diagnostics.push(d),
-            };
-            match instance(&at, &file, self.name(), self.version()) {
-                Ok(t) => out.emit(t),
-                Err(e) => {
-                    let mut d = InputError::from_json_at(shown, at.text.as_bytes(), 0, "OpenHands SDK evaluation record", &e)
-                        .on_line(at.no, at.start);
-                    d.message = format!("{} (instance on line {})", d.message, at.no);
-                    out.diagnostics.push(d);
-                }
-            }
-        })?;
-        if out.emitted == 0 && !out.diagnostics.is_empty() {
-            return Err(InputError::new(InputErrorKind::Schema, shown, "read any OpenHands SDK evaluation record: every line was bad")
-                .with_help("each line must be one EvalOutput JSON object (instance_id, test_result, history, metrics, error)"));
-        }
-        Ok(())
+        super::openhands::read_eval_output(unit, out, "OpenHands SDK evaluation record", |at, file| {
+            instance(at, file, self.name(), self.version())
+        })
     }
 }
 
