@@ -50,13 +50,24 @@ struct Scoped {
     entry: JoinEntry,
 }
 
+impl Scoped {
+    /// How near its scope is to a trajectory read from `path` (a `--verdicts` file nearest of
+    /// all), or `None` when the trajectory is outside it.
+    fn rank(&self, path: &Path) -> Option<usize> {
+        match &self.dir {
+            None => Some(usize::MAX),
+            Some(d) if path.starts_with(d) => Some(self.depth),
+            Some(_) => None,
+        }
+    }
+}
+
 /// Outcome entries by key.
 #[derive(Debug, Default)]
 pub struct JoinIndex {
     by_key: HashMap<String, Vec<Scoped>>,
-    /// Files' verdicts for what they do not name, with their scope directory and its depth.
-    /// (`None`: a `--verdicts` file, for every trajectory, before any scoped one).
-    otherwise: Vec<(Option<PathBuf>, usize, SourceFile, Outcome)>,
+    /// Files' verdicts for what they do not name (the entry's outcome; its key is empty).
+    otherwise: Vec<Scoped>,
 }
 
 /// One joined fact with the file it came from.
@@ -76,7 +87,8 @@ impl JoinIndex {
         };
         let depth = dir.as_ref().map_or(0, |d| d.components().count());
         if let Some(o) = of.otherwise {
-            self.otherwise.push((dir.clone(), if dir.is_none() { usize::MAX } else { depth }, file.clone(), o));
+            let entry = JoinEntry { outcome: Some(o), ..JoinEntry::default() };
+            self.otherwise.push(Scoped { dir: dir.clone(), depth, file: file.clone(), entry });
         }
         for entry in of.entries {
             self.by_key.entry(entry.key.clone()).or_default().push(Scoped { dir: dir.clone(), depth, file: file.clone(), entry });
@@ -89,25 +101,7 @@ impl JoinIndex {
     }
 
     fn best<'a, T>(&'a self, keys: &[&str], path: &Path, get: impl Fn(&'a JoinEntry) -> Option<&'a T>) -> Option<Joined<'a, T>> {
-        let mut best: Option<(usize, &Scoped, &T)> = None;
-        for key in keys {
-            for s in self.by_key.get(*key).into_iter().flatten() {
-                let Some(v) = get(&s.entry) else { continue };
-                let rank = match &s.dir {
-                    None => usize::MAX,
-                    Some(d) if path.starts_with(d) => s.depth,
-                    Some(_) => continue,
-                };
-                // Ties keep the first file in input order, so results never depend on threads.
-                if best.as_ref().is_none_or(|(r, _, _)| rank > *r) {
-                    best = Some((rank, s, v));
-                }
-            }
-            if best.is_some() {
-                break;
-            }
-        }
-        best.map(|(_, s, v)| Joined { value: v, file: &s.file })
+        keys.iter().find_map(|key| nearest(self.by_key.get(*key).into_iter().flatten(), path, &get))
     }
 
     /// A verdict from a `--verdicts` file (global scope) for the first of `keys` that has one.
@@ -126,16 +120,7 @@ impl JoinIndex {
     /// the nearest file's verdict for what it does not name.
     #[must_use]
     pub fn outcome(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, Outcome>> {
-        self.best(keys, path, |e| e.outcome.as_ref()).or_else(|| {
-            // Ties keep the first file in input order, so results never depend on threads.
-            let mut best: Option<&(Option<PathBuf>, usize, SourceFile, Outcome)> = None;
-            for o in self.otherwise.iter().filter(|(d, ..)| d.as_ref().is_none_or(|d| path.starts_with(d))) {
-                if best.is_none_or(|b| o.1 > b.1) {
-                    best = Some(o);
-                }
-            }
-            best.map(|(_, _, file, o)| Joined { value: o, file })
-        })
+        self.best(keys, path, |e| e.outcome.as_ref()).or_else(|| nearest(&self.otherwise, path, |e| e.outcome.as_ref()))
     }
 
     #[must_use]
@@ -147,6 +132,23 @@ impl JoinIndex {
     pub fn submission(&self, keys: &[&str], path: &Path) -> Option<Joined<'_, String>> {
         self.best(keys, path, |e| e.submission.as_ref())
     }
+}
+
+/// The fact `get` finds in the entry whose scope is nearest to `path`, of those that hold one.
+fn nearest<'a, T>(
+    entries: impl IntoIterator<Item = &'a Scoped>,
+    path: &Path,
+    get: impl Fn(&'a JoinEntry) -> Option<&'a T>,
+) -> Option<Joined<'a, T>> {
+    let mut best: Option<(usize, &Scoped, &T)> = None;
+    for s in entries {
+        let (Some(v), Some(rank)) = (get(&s.entry), s.rank(path)) else { continue };
+        // Ties keep the first file in input order, so results never depend on threads.
+        if best.as_ref().is_none_or(|(r, _, _)| rank > *r) {
+            best = Some((rank, s, v));
+        }
+    }
+    best.map(|(_, s, v)| Joined { value: v, file: &s.file })
 }
 
 #[cfg(test)]

@@ -54,11 +54,15 @@ pub fn mark_unknown_tools(t: &mut Trajectory, p: &Profile, report: &mut Report) 
 /// entry recognizes; and a reply with calls when every call was answered by a complaint of an
 /// entry with `in_call_results`: those calls never ran, so their results become errors.
 pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) {
+    // Where each call was answered; only profiles whose harness answers a refused reply in a
+    // call's result need it.
     let mut results: HashMap<CallRef, Vec<(usize, usize)>> = HashMap::new();
-    for (s, step) in t.steps.iter().enumerate() {
-        for (r, res) in step.tool_results.iter().enumerate() {
-            if let Some(c) = res.call {
-                results.entry(c).or_default().push((s, r));
+    if p.meanings.table(Table::FormatError).any(|e| e.in_call_results) {
+        for (s, step) in t.steps.iter().enumerate() {
+            for (r, res) in step.tool_results.iter().enumerate() {
+                if let Some(c) = res.call {
+                    results.entry(c).or_default().push((s, r));
+                }
             }
         }
     }

@@ -98,19 +98,22 @@ fn instance_entry(key: &str, inst: &Value, display: &str, field: &str) -> JoinEn
 /// instance ids by result.
 pub struct SweBenchRunReport;
 
-const ID_LISTS: &[(&str, OutcomeStatus, &str)] = &[
-    ("resolved_ids", OutcomeStatus::Passed, ""),
-    ("unresolved_ids", OutcomeStatus::Failed, ""),
-    ("empty_patch_ids", OutcomeStatus::Failed, "empty patch"),
-    ("error_ids", OutcomeStatus::Errored, ""),
+/// One list of instance ids in a verdict file: its key, the status it gives, the detail it says
+/// (may be empty), and whether its instances submitted nothing.
+type IdList = (&'static str, OutcomeStatus, &'static str, bool);
+
+const ID_LISTS: &[IdList] = &[
+    ("resolved_ids", OutcomeStatus::Passed, "", false),
+    ("unresolved_ids", OutcomeStatus::Failed, "", false),
+    ("empty_patch_ids", OutcomeStatus::Failed, "empty patch", true),
+    ("error_ids", OutcomeStatus::Errored, "", false),
 ];
 
-/// An entry per instance id of each list (`(list, status, detail)`, the first list naming an id
-/// deciding), keyed by the id.
-fn id_list_entries(root: &Value, lists: &[(&str, OutcomeStatus, &str)], display: &str) -> Vec<JoinEntry> {
+/// An entry per instance id of each list, the first list naming an id deciding, keyed by the id.
+fn id_list_entries(root: &Value, lists: &[IdList], display: &str) -> Vec<JoinEntry> {
     let mut entries: Vec<JoinEntry> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (list, status, detail) in lists {
+    for (list, status, detail, empty) in lists {
         for id in root.get(*list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
             if !seen.insert(id.to_string()) {
                 continue;
@@ -122,7 +125,7 @@ fn id_list_entries(root: &Value, lists: &[(&str, OutcomeStatus, &str)], display:
                 _ => None,
             };
             o.detail = (!detail.is_empty()).then(|| (*detail).to_string());
-            entries.push(JoinEntry { key: id.to_string(), outcome: Some(o), ..JoinEntry::default() });
+            entries.push(JoinEntry { key: id.to_string(), outcome: Some(o), submission: empty.then(String::new), ..JoinEntry::default() });
         }
     }
     entries
@@ -151,15 +154,7 @@ impl Adapter for SweBenchRunReport {
     fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
         let v: Value = src.json("SWE-bench run report")?;
         let root = v.get("results").filter(|r| r.get("resolved_ids").is_some()).unwrap_or(&v);
-        let mut entries = id_list_entries(root, ID_LISTS, &src.display);
-        // An empty patch is the submission: nothing.
-        for e in entries
-            .iter_mut()
-            .filter(|e| e.outcome.as_ref().is_some_and(|o| o.source.as_ref().is_some_and(|s| s.field == "empty_patch_ids")))
-        {
-            e.submission = Some(String::new());
-        }
-        Ok(OutcomeFile { scope: Scope::FileDir, entries, otherwise: None })
+        Ok(OutcomeFile { scope: Scope::FileDir, entries: id_list_entries(root, ID_LISTS, &src.display), otherwise: None })
     }
 }
 
@@ -172,15 +167,15 @@ pub struct SweBenchExperimentsResults;
 
 /// The lists that decide, first match winning; `generated`, `with_logs` and `applied` only say
 /// how far an instance got.
-const RESULT_LISTS: &[(&str, OutcomeStatus, &str)] = &[
-    ("resolved", OutcomeStatus::Passed, ""),
-    ("no_logs", OutcomeStatus::Errored, "no evaluation logs: the verifier gave no verdict"),
-    ("install_fail", OutcomeStatus::Errored, "the evaluation environment failed to install"),
-    ("reset_failed", OutcomeStatus::Errored, "the evaluation could not reset the repository"),
-    ("test_errored", OutcomeStatus::Errored, "the tests errored"),
-    ("test_timeout", OutcomeStatus::Errored, "the tests timed out"),
-    ("no_generation", OutcomeStatus::Failed, "no patch was generated"),
-    ("no_apply", OutcomeStatus::Failed, "the patch did not apply"),
+const RESULT_LISTS: &[IdList] = &[
+    ("resolved", OutcomeStatus::Passed, "", false),
+    ("no_logs", OutcomeStatus::Errored, "no evaluation logs: the verifier gave no verdict", false),
+    ("install_fail", OutcomeStatus::Errored, "the evaluation environment failed to install", false),
+    ("reset_failed", OutcomeStatus::Errored, "the evaluation could not reset the repository", false),
+    ("test_errored", OutcomeStatus::Errored, "the tests errored", false),
+    ("test_timeout", OutcomeStatus::Errored, "the tests timed out", false),
+    ("no_generation", OutcomeStatus::Failed, "no patch was generated", false),
+    ("no_apply", OutcomeStatus::Failed, "the patch did not apply", false),
 ];
 
 impl Adapter for SweBenchExperimentsResults {

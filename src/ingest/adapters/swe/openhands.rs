@@ -491,12 +491,8 @@ impl Adapter for OpenHandsEval {
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
-        // Lines are often longer than the probe, then only the first line's start is seen.
-        let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
-        if is_eval_output(shape) {
-            return marker("EvalOutput lines (instance_id, history/test_result)");
-        }
-        Err("no instance_id with history/test_result".into())
+        eval_output_shape(p)?;
+        marker("EvalOutput lines (instance_id, history/test_result)")
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
@@ -504,11 +500,13 @@ impl Adapter for OpenHandsEval {
     }
 }
 
-/// The first line of an `EvalOutput` file, V0 or agent SDK (lines are often longer than the
-/// probe, and then only the first line's start is seen).
-pub(super) fn is_eval_output(shape: &JsonShape) -> bool {
-    shape.has("instance_id")
-        && (shape.has("history") || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)))
+/// The shape of the first line of an `EvalOutput` file, V0 or agent SDK (lines are often longer
+/// than the probe, and then only the first line's start is seen); why not, otherwise.
+pub(super) fn eval_output_shape(p: &Probe) -> Result<&JsonShape, String> {
+    let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
+    let eval = shape.has("instance_id")
+        && (shape.has("history") || (shape.has("test_result") && (shape.has("instruction") || shape.has("metadata") || shape.truncated)));
+    if eval { Ok(shape) } else { Err("no instance_id with history/test_result".into()) }
 }
 
 /// Reads an evaluation output one line at a time, each line a record by `read`; a bad line

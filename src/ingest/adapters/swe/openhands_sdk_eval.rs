@@ -99,11 +99,7 @@ impl Adapter for OpenHandsSdkEval {
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
-        // Lines are often longer than the probe, then only the first line's start is seen.
-        let shape = p.jsonl.as_ref().or(p.json.as_ref().filter(|j| !j.top_is_array)).ok_or("not JSON")?;
-        if !super::openhands::is_eval_output(shape) {
-            return Err("no instance_id with history/test_result".into());
-        }
+        let shape = super::openhands::eval_output_shape(p)?;
         match sdk_evidence(shape, p) {
             Some(why) => marker(why),
             None => Err("EvalOutput lines without attempt, SDK metadata or events with kind (V0 output)".into()),
