@@ -7,9 +7,10 @@ use clap::{Args, ValueEnum};
 
 use super::{CliError, Done};
 use crate::report::export::ChartFormats;
+use crate::report::html::Pages;
 use crate::report::render::Fit;
 use crate::rules::Rules;
-use crate::study::{Study, StudyRun};
+use crate::study::{Also, Study, StudyRun};
 
 /// The sample study `coroner report` runs with no arguments, from a checkout.
 pub const DEFAULT_STUDY: &str = "samples/study/study.toml";
@@ -56,9 +57,14 @@ pub struct StudyArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub study: StudyArgs,
-    /// Write every table (CSV, Parquet, JSON), the verdicts, the Markdown and the charts here.
+    /// Write every table (CSV, Parquet, JSON), the verdicts, the Markdown, the charts and the
+    /// HTML report (in `DIR/html`) here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write the HTML report here (a static site: open `DIR/index.html`); instead of
+    /// `--out`'s `html/` when both are given.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
@@ -69,6 +75,11 @@ pub struct ReportArgs {
 
 /// Loads the rules and runs the study (or the inputs) the arguments name.
 pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), CliError> {
+    load_study_with(a, None)
+}
+
+/// [`load_study`], with [`Also`] applied to every trajectory as it is classified.
+pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(StudyRun, Rules, Option<PathBuf>), CliError> {
     let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
     let mut inputs = a.study_or_inputs.clone();
     if let Some(s) = &a.study {
@@ -90,7 +101,7 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), C
     let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
     let result = if let Some(path) = &study_file {
         let (study, arms) = Study::load(path).map_err(CliError::invalid)?;
-        crate::study::run_study(study.title, &arms, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics)
+        crate::study::run_study_with(study.title, &arms, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
     } else {
         let mut named = Vec::new();
         for s in &a.arm {
@@ -102,7 +113,7 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), C
                 }
             }
         }
-        crate::study::run_inputs(&inputs, &named, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics)
+        crate::study::run_inputs_with(&inputs, &named, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
     };
     let run = result.map_err(CliError::invalid)?;
     if !a.quiet {
@@ -112,7 +123,18 @@ pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), C
 }
 
 pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
-    let (run, rules, _) = load_study(&a.study)?;
+    let site = a.html.clone().or_else(|| a.out.as_ref().map(|o| o.join("html")));
+    let site_error = |dir: &Path, e: std::io::Error| CliError::write(format!("the HTML report to {}", dir.display()), e);
+    // Trajectory pages are written while each trajectory is in memory, as the study runs.
+    let (run, rules, _) = match &site {
+        Some(dir) => {
+            let mut pages = Pages::create(dir).map_err(|e| site_error(dir, e))?;
+            let mut sink = |arm: &str, i: usize, parts: Vec<String>| pages.write(arm, i, parts);
+            let mut also = Also { map: &Pages::render, sink: &mut sink };
+            load_study_with(&a.study, Some(&mut also))?
+        }
+        None => load_study(&a.study)?,
+    };
     let report = crate::report::tables::build(&run, &rules);
     let text = match a.format {
         ReportFormat::Table => {
@@ -128,6 +150,17 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
         let files = crate::report::export::write_all(dir, &run, &report, charts)
             .map_err(|e| CliError::write(format!("the report to {}", dir.display()), e))?;
         super::output::print_stderr(&format!("coroner report: wrote {} files to {}\n", files.len(), dir.display()));
+    }
+    if let Some(dir) = &site {
+        let steps = crate::report::export::steps_by_arm(&run);
+        let s = crate::report::html::finish(dir, &run, &report, &steps).map_err(|e| site_error(dir, e))?;
+        super::output::print_stderr(&format!(
+            "coroner report: wrote the HTML report ({} pages, {:.1} MB) to {}; open {}\n",
+            s.pages,
+            s.bytes as f64 / 1e6,
+            dir.display(),
+            dir.join("index.html").display()
+        ));
     }
     Ok(Done::partial_if(run.quarantined() > 0))
 }

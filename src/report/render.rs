@@ -7,16 +7,16 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use super::tables::{Report, interval_pct};
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn hours(secs: f64) -> String {
+pub(crate) fn hours(secs: f64) -> String {
     let m = (secs / 60.0).round() as u64;
     if m >= 60 { format!("{} h {:02}", m / 60, m % 60) } else { format!("{m} min") }
 }
 
-fn tokens(n: u64) -> String {
+pub(crate) fn tokens(n: u64) -> String {
     if n >= 1_000_000 {
         format!("{:.1}M", n as f64 / 1e6)
     } else if n >= 1_000 {

@@ -182,6 +182,48 @@ pub fn code_block(s: &str, info: &str) -> String {
     out
 }
 
+/// Text safe in HTML, as element content or as a quoted attribute value: terminal controls
+/// neutralized as by [`terminal`] (a report is also read by people who copy from it into a
+/// terminal), then `&`, `<`, `>`, `"` and `'` written as entities, so nothing in the text can
+/// open a tag, close one, end an attribute or start an entity. The HTML report never puts
+/// transcript text into a URL, a script or a style: those contexts get coroner's own names.
+#[must_use]
+pub fn html(s: &str) -> String {
+    let clean = terminal(s);
+    let mut out = String::with_capacity(clean.len() + 16);
+    for c in clean.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON text to embed in an HTML `<script type="application/json">` element, which a page
+/// reads with `JSON.parse` (data, never code): `<`, `>` and `&` become `\u` escapes so no
+/// string in it can close the element or open a comment, and U+2028/U+2029 are escaped as
+/// well. The JSON means the same after this.
+#[must_use]
+pub fn json_in_html(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 fn longest_run(s: &str, c: char) -> usize {
     let (mut best, mut cur) = (0, 0);
     for x in s.chars() {
@@ -198,6 +240,21 @@ fn longest_run(s: &str, c: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_escapes_markup_quotes_and_controls() {
+        let s = html("<script>alert('x')</script>\" onerror=\"a&b\u{1b}]0;t\u{7}");
+        assert_eq!(s, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot; onerror=&quot;a&amp;b␛]0;t␇");
+    }
+
+    #[test]
+    fn json_in_html_cannot_close_its_element_and_still_parses() {
+        let v = serde_json::json!({"t": "</script><!-- & \u{2028}"});
+        let out = json_in_html(&v.to_string());
+        assert!(!out.contains('<') && !out.contains('>') && !out.contains('&') && !out.contains('\u{2028}'));
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn plain_text_is_borrowed() {

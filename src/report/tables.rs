@@ -48,6 +48,11 @@ pub struct ClassRow {
     pub per_arm: Vec<(u64, Option<Estimate>)>,
     /// Sub-rows: `(flag, counts per arm)` for worked-then-wrong.
     pub sub: Vec<(String, Vec<u64>)>,
+    /// Per arm, the verdicts counted (positions in the arm's verdicts); per sub-row, the same.
+    #[serde(skip)]
+    pub members: Vec<Vec<usize>>,
+    #[serde(skip)]
+    pub sub_members: Vec<Vec<Vec<usize>>>,
 }
 
 /// One mechanics measure across arms.
@@ -56,6 +61,10 @@ pub struct MechanicsRow {
     pub metric: String,
     pub per_arm: Vec<String>,
     pub values: Vec<f64>,
+    /// Per arm, the runs the measure counts or sums over (positions in the arm's verdicts), so
+    /// a report can link the number to them.
+    #[serde(skip)]
+    pub members: Vec<Vec<usize>>,
 }
 
 /// One task across arms.
@@ -92,7 +101,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// outcomes.
 #[must_use]
 pub fn evaluated(vs: &[Verdict]) -> Vec<&Verdict> {
-    vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown).collect()
+    vs.iter().filter(|v| is_evaluated(v)).collect()
+}
+
+fn is_evaluated(v: &Verdict) -> bool {
+    !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown
 }
 
 /// Trials and passes per task, in task order, when some task ran more than once: pass@1 is then
@@ -109,13 +122,24 @@ pub fn clustered_trials(eval: &[&Verdict]) -> Option<Vec<TaskTrials>> {
     per_task.values().any(|(n, _)| *n > 1).then(|| per_task.values().map(|(n, k)| TaskTrials::new(*n, *k)).collect())
 }
 
+/// The groups of an arm's verdicts its row counts — `passed` (of those evaluated), `failed`
+/// (classified, not infrastructure), `infrastructure`, `unknown` — as positions in its verdicts.
+#[must_use]
+pub fn arm_groups(a: &ArmRun) -> [(&'static str, Vec<usize>); 4] {
+    [
+        ("passed", members(a, &|v| is_evaluated(v) && v.outcome == OutcomeStatus::Passed)),
+        ("failed", members(a, &|v| v.primary.is_some() && !v.is_infrastructure())),
+        ("infrastructure", members(a, &|v| v.is_infrastructure())),
+        ("unknown", members(a, &|v| v.outcome == OutcomeStatus::Unknown)),
+    ]
+}
+
 fn arm_row(a: &ArmRun) -> ArmRow {
     let vs = &a.verdicts;
     let tasks: BTreeSet<&str> = vs.iter().map(|v| v.task_id.as_str()).collect();
-    let infra = vs.iter().filter(|v| v.is_infrastructure()).count() as u64;
-    let unknown = vs.iter().filter(|v| v.outcome == OutcomeStatus::Unknown).count() as u64;
+    let [(_, passed), (_, failed), (_, infra), (_, unknown)] = arm_groups(a);
+    let (passed, failed, infra, unknown) = (passed.len() as u64, failed.len() as u64, infra.len() as u64, unknown.len() as u64);
     let eval = evaluated(vs);
-    let passed = eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
     let (pass_at_1, method) = if let Some(tt) = clustered_trials(&eval) {
         let s = stats::pass_k_summary(&tt, 1, PassMetric::PassAtK, DEFAULT_CONFIDENCE);
         (s.estimate, "clustered")
@@ -128,7 +152,7 @@ fn arm_row(a: &ArmRun) -> ArmRow {
         tasks: tasks.len() as u64,
         trials: vs.len() as u64,
         passed,
-        failed: vs.iter().filter(|v| v.primary.is_some() && !v.is_infrastructure()).count() as u64,
+        failed,
         infrastructure: infra,
         unknown,
         evaluated: eval.len() as u64,
@@ -150,89 +174,94 @@ fn class_rows(run: &StudyRun, rules: &Rules) -> Vec<ClassRow> {
     let counts: Vec<stats::ClassCounts> = run.arms.iter().map(|a| super::compare::class_counts(&a.verdicts)).collect();
     let mut rows = Vec::new();
     for class in &rules.taxonomy.precedence {
-        let per_arm: Vec<(u64, Option<Estimate>)> = run
-            .arms
+        let who: Vec<Vec<usize>> = run.arms.iter().map(|a| members(a, &|v| v.primary.as_deref() == Some(class.as_str()))).collect();
+        let per_arm: Vec<(u64, Option<Estimate>)> = who
             .iter()
             .zip(&counts)
-            .map(|(a, c)| {
-                let n = a.verdicts.iter().filter(|v| v.primary.as_deref() == Some(class.as_str())).count() as u64;
+            .map(|(m, c)| {
+                let n = m.len() as u64;
                 if class == "infrastructure" { (n, None) } else { (n, Some(stats::class_rate(n, c.failures, DEFAULT_CONFIDENCE).rate)) }
             })
             .collect();
-        let sub = if class == "worked_then_wrong" {
+        let sub_members: Vec<Vec<Vec<usize>>> = if class == "worked_then_wrong" {
             WORKED_SUBFLAGS
                 .iter()
                 .map(|f| {
-                    let per: Vec<u64> = run
-                        .arms
-                        .iter()
-                        .map(|a| {
-                            a.verdicts.iter().filter(|v| v.primary.as_deref() == Some("worked_then_wrong") && v.has_flag(f)).count() as u64
-                        })
-                        .collect();
-                    ((*f).to_string(), per)
+                    run.arms.iter().map(|a| members(a, &|v| v.primary.as_deref() == Some("worked_then_wrong") && v.has_flag(f))).collect()
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        rows.push(ClassRow { class: class.clone(), per_arm, sub });
+        let sub = WORKED_SUBFLAGS
+            .iter()
+            .zip(&sub_members)
+            .map(|(f, per)| ((*f).to_string(), per.iter().map(|m| m.len() as u64).collect()))
+            .collect();
+        rows.push(ClassRow { class: class.clone(), per_arm, sub, members: who, sub_members });
     }
     rows
 }
 
+/// Positions in `a.verdicts` of the verdicts `p` accepts.
+fn members(a: &ArmRun, p: &dyn Fn(&Verdict) -> bool) -> Vec<usize> {
+    a.verdicts.iter().enumerate().filter(|(_, v)| p(v)).map(|(i, _)| i).collect()
+}
+
 fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
     let mut rows = Vec::new();
-    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> (String, f64)| {
-        let (per_arm, values): (Vec<String>, Vec<f64>) = run.arms.iter().map(f).unzip();
-        rows.push(MechanicsRow { metric: metric.into(), per_arm, values });
+    // Each measure gives, per arm, its cell, its value, and the runs behind it.
+    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> (String, f64, Vec<usize>)| {
+        let mut per_arm = Vec::new();
+        let mut values = Vec::new();
+        let mut who = Vec::new();
+        for a in &run.arms {
+            let (cell, value, m) = f(a);
+            per_arm.push(cell);
+            values.push(value);
+            who.push(m);
+        }
+        rows.push(MechanicsRow { metric: metric.into(), per_arm, values, members: who });
     };
-    let count = |a: &ArmRun, p: &dyn Fn(&Verdict) -> bool| a.verdicts.iter().filter(|v| p(v)).count();
+    let runs = |a: &ArmRun, p: &dyn Fn(&Verdict) -> bool| {
+        let m = members(a, p);
+        (m.len().to_string(), m.len() as f64, m)
+    };
     push("runs ended by a budget", &|a| {
+        let m = members(a, &|v| v.mechanics.termination == crate::model::TerminationKind::Budget);
         let mut by: BTreeMap<String, usize> = BTreeMap::new();
-        for v in a.verdicts.iter().filter(|v| v.mechanics.termination == crate::model::TerminationKind::Budget) {
-            *by.entry(v.mechanics.budget.map_or_else(|| "unspecified".into(), |b| snake(&b))).or_default() += 1;
+        for &i in &m {
+            *by.entry(a.verdicts[i].mechanics.budget.map_or_else(|| "unspecified".into(), |b| snake(&b))).or_default() += 1;
         }
-        let n: usize = by.values().sum();
         let detail: Vec<String> = by.iter().map(|(b, c)| format!("{b} {c}")).collect();
-        (if n == 0 { "0".into() } else { format!("{n} ({})", detail.join(", ")) }, n as f64)
+        let n = m.len();
+        (if n == 0 { "0".into() } else { format!("{n} ({})", detail.join(", ")) }, n as f64, m)
     });
-    push("runs ended by wall-clock timeout", &|a| {
-        let n = count(a, &|v| v.mechanics.budget == Some(crate::model::Budget::WallTime));
-        (n.to_string(), n as f64)
-    });
+    push("runs ended by wall-clock timeout", &|a| runs(a, &|v| v.mechanics.budget == Some(crate::model::Budget::WallTime)));
     push("peak writes to a single file", &|a| {
-        let best = a.verdicts.iter().max_by_key(|v| (v.mechanics.peak_writes, std::cmp::Reverse(v.task_id.clone())));
-        match best.filter(|v| v.mechanics.peak_writes > 0) {
-            Some(v) => (format!("{} ({})", v.mechanics.peak_writes, v.task_id), f64::from(v.mechanics.peak_writes)),
-            None => ("0".into(), 0.0),
+        let best = a.verdicts.iter().enumerate().max_by_key(|(_, v)| (v.mechanics.peak_writes, std::cmp::Reverse(v.task_id.clone())));
+        match best.filter(|(_, v)| v.mechanics.peak_writes > 0) {
+            Some((i, v)) => (format!("{} ({})", v.mechanics.peak_writes, v.task_id), f64::from(v.mechanics.peak_writes), vec![i]),
+            None => ("0".into(), 0.0, Vec::new()),
         }
     });
-    push("looping runs", &|a| {
-        let n = count(a, &|v| v.has_flag("looping"));
-        (n.to_string(), n as f64)
-    });
+    push("looping runs", &|a| runs(a, &|v| v.has_flag("looping")));
     push("unusable replies (format errors)", &|a| {
         let n = a.verdicts.iter().map(|v| v.mechanics.format_errors).fold(0u32, u32::saturating_add);
         let r = a.verdicts.iter().map(|v| v.mechanics.format_recoveries).fold(0u32, u32::saturating_add);
-        (format!("{n} ({r} recovered)"), f64::from(n))
+        (format!("{n} ({r} recovered)"), f64::from(n), members(a, &|v| v.mechanics.format_errors > 0))
     });
-    push("silent give-ups", &|a| {
-        let n = count(a, &|v| v.has_flag("silent_give_up"));
-        (n.to_string(), n as f64)
-    });
+    push("silent give-ups", &|a| runs(a, &|v| v.has_flag("silent_give_up")));
     push("registry-suspect calls", &|a| {
-        let n: usize = a.verdicts.iter().flat_map(|v| &v.evidence).filter(|e| e.rule == "registry-suspect-call").count();
-        (n.to_string(), n as f64)
+        let suspect = |v: &Verdict| v.evidence.iter().filter(|e| e.rule == "registry-suspect-call").count();
+        let n: usize = a.verdicts.iter().map(suspect).sum();
+        (n.to_string(), n as f64, members(a, &|v| suspect(v) > 0))
     });
     push("command timeouts", &|a| {
         let n = a.verdicts.iter().map(|v| v.mechanics.command_timeouts).fold(0u32, u32::saturating_add);
-        (n.to_string(), f64::from(n))
+        (n.to_string(), f64::from(n), members(a, &|v| v.mechanics.command_timeouts > 0))
     });
-    push("runs that edited test files", &|a| {
-        let n = count(a, &|v| !v.mechanics.test_files_changed.is_empty());
-        (n.to_string(), n as f64)
-    });
+    push("runs that edited test files", &|a| runs(a, &|v| !v.mechanics.test_files_changed.is_empty()));
     rows
 }
 

@@ -112,7 +112,7 @@ fn cut(line: &str) -> String {
     format!("{} … {} chars folded …", &line[..end], n - LINE_HEAD_CHARS)
 }
 
-fn role(r: Role) -> &'static str {
+pub(crate) fn role(r: Role) -> &'static str {
     match r {
         Role::System => "system",
         Role::User => "user",
@@ -122,7 +122,7 @@ fn role(r: Role) -> &'static str {
     }
 }
 
-fn reasoning_summary(s: &Step) -> Option<String> {
+pub(crate) fn reasoning_summary(s: &Step) -> Option<String> {
     let r = s.reasoning.as_ref()?;
     let chars = r.text.as_ref().map(|t| t.chars().count());
     Some(match (chars, r.tokens) {
@@ -134,7 +134,7 @@ fn reasoning_summary(s: &Step) -> Option<String> {
 }
 
 /// A call's arguments as `key: value` lines; long or multi-line values as indented blocks.
-fn arguments(c: &ToolCall, full: bool) -> String {
+pub(crate) fn arguments(c: &ToolCall, full: bool) -> String {
     if let Some(raw) = &c.raw_arguments {
         return format!("(arguments are not JSON)\n{}", fold(raw, full));
     }
@@ -166,7 +166,7 @@ fn arguments(c: &ToolCall, full: bool) -> String {
     out.trim_end().to_string()
 }
 
-fn result_label(t: &Trajectory, here: u32, r: &ToolResult) -> String {
+pub(crate) fn result_label(t: &Trajectory, here: u32, r: &ToolResult) -> String {
     let mut s = "result".to_string();
     if let Some(c) = r.call {
         let name = t.steps.get(c.step as usize).and_then(|st| st.tool_calls.get(c.call as usize)).map_or("?", |x| x.name.as_str());
@@ -192,7 +192,7 @@ fn result_label(t: &Trajectory, here: u32, r: &ToolResult) -> String {
     s
 }
 
-fn call_label(c: &ToolCall) -> String {
+pub(crate) fn call_label(c: &ToolCall) -> String {
     match &c.id {
         Some(id) => format!("call {} [{id}]", c.name),
         None => format!("call {}", c.name),
@@ -214,7 +214,7 @@ fn annotation(ev: &[&Evidence], blind: bool) -> String {
 }
 
 /// Header facts as (key, value) pairs of raw text.
-fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, String)> {
+pub(crate) fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, String)> {
     let mut h: Vec<(&'static str, String)> = Vec::new();
     let mut task = t.task_id.clone();
     let _ = write!(task, ", trial {}", t.trial);
@@ -314,7 +314,7 @@ fn header(t: &Trajectory, v: &Verdict, o: &ShowOptions) -> Vec<(&'static str, St
     h
 }
 
-fn evidence_steps(v: &Verdict) -> Vec<u32> {
+pub(crate) fn evidence_steps(v: &Verdict) -> Vec<u32> {
     let mut s: Vec<u32> = v.evidence.iter().flat_map(|e| e.steps.iter().copied()).collect();
     s.sort_unstable();
     s.dedup();

@@ -22,6 +22,17 @@ pub struct ArmRun {
     pub earliest: Option<String>,
 }
 
+/// Something more to make of each trajectory while it is in memory, for a consumer that needs
+/// its steps and not only its verdict (the HTML report's pages). The study keeps verdicts
+/// only, so memory stays bounded by the largest trajectory: `map` runs inside the parallel
+/// parse and returns parts (text), `sink` receives them in input order with the arm's name and
+/// the verdict's position in that arm's list, so a consumer can name its files after the
+/// verdict they belong to.
+pub struct Also<'a> {
+    pub map: &'a (dyn Fn(&str, &crate::model::Trajectory, &Verdict) -> Vec<String> + Sync),
+    pub sink: &'a mut dyn FnMut(&str, usize, Vec<String>) -> std::io::Result<()>,
+}
+
 /// A study after classification.
 #[derive(Debug, Clone)]
 pub struct StudyRun {
@@ -75,6 +86,11 @@ fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
     }
 }
 
+/// The arm a trajectory belongs to when no study names arms: its own arm, else its harness.
+fn arm_of(v: &Verdict) -> String {
+    v.arm.clone().unwrap_or_else(|| v.harness.clone())
+}
+
 /// Loads a registry file, or extracts one from a source directory.
 ///
 /// # Errors
@@ -102,6 +118,22 @@ pub fn run_study(
     extra: &[PathBuf],
     format: Option<&str>,
     diagnostics: &mut Vec<InputError>,
+) -> Result<StudyRun, RunError> {
+    run_study_with(title, arms, rules, extra, format, diagnostics, None)
+}
+
+/// [`run_study`], with [`Also`] applied to every trajectory.
+///
+/// # Errors
+/// As [`run_study`], and a failure of `also`'s sink.
+pub fn run_study_with(
+    title: Option<String>,
+    arms: &[ResolvedArm],
+    rules: &Rules,
+    extra: &[PathBuf],
+    format: Option<&str>,
+    diagnostics: &mut Vec<InputError>,
+    mut also: Option<&mut Also<'_>>,
 ) -> Result<StudyRun, RunError> {
     let mut out = Vec::new();
     let mut registries = BTreeMap::new();
@@ -138,16 +170,23 @@ pub fn run_study(
         };
         let mut verdicts = Vec::new();
         let mut earliest: Option<String> = None;
+        let name = arm.spec.name.as_str();
+        let map = also.as_ref().map(|a| a.map);
         let summary = crate::pipeline::run_map(
             &opts,
             &c.rules,
             &|t| {
                 let first = first_time(&t);
-                (c.classify(&t), first)
+                let v = c.classify(&t);
+                let parts = map.map(|m| m(name, &t, &v)).unwrap_or_default();
+                (v, first, parts)
             },
-            &mut |(mut v, first): (Verdict, Option<String>)| {
+            &mut |(mut v, first, parts): (Verdict, Option<String>, Vec<String>)| {
                 v.arm = Some(arm.spec.name.clone());
                 keep_earliest(&mut earliest, first);
+                if let Some(a) = also.as_mut() {
+                    (a.sink)(name, verdicts.len(), parts)?;
+                }
                 verdicts.push(v);
                 Ok(())
             },
@@ -179,6 +218,22 @@ pub fn run_inputs(
     format: Option<&str>,
     diagnostics: &mut Vec<InputError>,
 ) -> Result<StudyRun, RunError> {
+    run_inputs_with(inputs, named, rules, registries, format, diagnostics, None)
+}
+
+/// [`run_inputs`], with [`Also`] applied to every trajectory.
+///
+/// # Errors
+/// As [`run_study`].
+pub fn run_inputs_with(
+    inputs: &[PathBuf],
+    named: &[(String, PathBuf)],
+    rules: &Rules,
+    registries: &[PathBuf],
+    format: Option<&str>,
+    diagnostics: &mut Vec<InputError>,
+    mut also: Option<&mut Also<'_>>,
+) -> Result<StudyRun, RunError> {
     if !named.is_empty() {
         let arms: Vec<ResolvedArm> = named
             .iter()
@@ -196,7 +251,7 @@ pub fn run_inputs(
                 verdicts: None,
             })
             .collect();
-        return run_study(None, &arms, rules, registries, format, diagnostics);
+        return run_study_with(None, &arms, rules, registries, format, diagnostics, also);
     }
     let mut loaded = Vec::new();
     let mut regs = BTreeMap::new();
@@ -208,13 +263,26 @@ pub fn run_inputs(
     let c = Classifier::new(rules.clone(), loaded, Options::default());
     let opts = IngestOptions { inputs: inputs.to_vec(), format: format.map(ToString::to_string), ..IngestOptions::default() };
     let mut by_arm: BTreeMap<String, (Vec<Verdict>, Option<String>)> = BTreeMap::new();
-    let summary =
-        crate::pipeline::run_map(&opts, &c.rules, &|t| (c.classify(&t), first_time(&t)), &mut |(v, first): (Verdict, Option<String>)| {
-            let arm = by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default();
+    let map = also.as_ref().map(|a| a.map);
+    let summary = crate::pipeline::run_map(
+        &opts,
+        &c.rules,
+        &|t| {
+            let v = c.classify(&t);
+            let parts = map.map(|m| m(&arm_of(&v), &t, &v)).unwrap_or_default();
+            (v, first_time(&t), parts)
+        },
+        &mut |(v, first, parts): (Verdict, Option<String>, Vec<String>)| {
+            let name = arm_of(&v);
+            if let Some(a) = also.as_mut() {
+                (a.sink)(&name, by_arm.get(&name).map_or(0, |e| e.0.len()), parts)?;
+            }
+            let arm = by_arm.entry(name).or_default();
             keep_earliest(&mut arm.1, first);
             arm.0.push(v);
             Ok(())
-        })?;
+        },
+    )?;
     let quarantined = summary.quarantined_records + summary.quarantined_files();
     diagnostics.extend(summary.diagnostics);
     let n = by_arm.len().max(1);

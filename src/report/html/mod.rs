@@ -1,0 +1,163 @@
+//! The HTML report: a static site (no server, no network) from the overview's tables down to
+//! the step a verdict rests on.
+//!
+//! Trajectory pages need steps, which a study does not keep (it keeps verdicts, so memory stays
+//! bounded by the largest trajectory): they are rendered while each trajectory is in memory,
+//! through the study's [`Also`](crate::study::Also) hook, and written at once. What later pages
+//! need of the steps (the compact step lines a task page sets side by side, the words the search
+//! index holds) is written beside them as parts and read back once the study is done.
+//!
+//! Safety: every string from a transcript or a study file goes through
+//! [`sanitize::html`](super::sanitize::html); file names and URLs are coroner's own (slugs with
+//! a hash); the search index is JSON data read with `JSON.parse`; every page carries a
+//! Content-Security-Policy that allows only the site's own script and stylesheet.
+
+mod lists;
+mod overview;
+mod page;
+mod search;
+mod task;
+mod trajectory;
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::tables::Report;
+use crate::model::{Trajectory, Verdict};
+use crate::study::StudyRun;
+
+/// Where the parts of each trajectory wait for the pages that read them; removed at the end.
+const PARTS: &str = ".parts";
+
+/// A name safe in a file name and a URL for any text: its ASCII letters and digits (others
+/// become `-`, at most 40 kept) and 8 hex digits of its SHA-256, so two texts never share a slug
+/// by losing characters.
+#[must_use]
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if out.len() >= 40 {
+            break;
+        }
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let h = Sha256::digest(s.as_bytes());
+    let hex: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let trimmed = out.trim_end_matches('-');
+    if trimmed.is_empty() { hex } else { format!("{trimmed}-{hex}") }
+}
+
+/// The page of the verdict at `index` in arm `arm`'s list, relative to the site root.
+#[must_use]
+pub fn trajectory_href(arm: &str, index: usize) -> String {
+    format!("t/{}-{index}.html", slug(arm))
+}
+
+#[must_use]
+pub fn task_href(task: &str) -> String {
+    format!("task/{}.html", slug(task))
+}
+
+/// The trajectory pages, written as the study runs.
+pub struct Pages {
+    dir: PathBuf,
+    pub written: usize,
+}
+
+impl Pages {
+    /// Creates the site's directories (clearing the trajectory pages of an earlier site there).
+    ///
+    /// # Errors
+    /// On I/O failure.
+    pub fn create(dir: &Path) -> std::io::Result<Self> {
+        for sub in ["t", "task", "l", PARTS] {
+            let d = dir.join(sub);
+            if d.exists() {
+                std::fs::remove_dir_all(&d)?;
+            }
+            std::fs::create_dir_all(&d)?;
+        }
+        std::fs::create_dir_all(dir.join("assets"))?;
+        Ok(Self { dir: dir.to_path_buf(), written: 0 })
+    }
+
+    /// Renders one trajectory (inside the parallel parse): its page, its compact step lines and
+    /// its search words.
+    #[must_use]
+    pub fn render(arm: &str, t: &Trajectory, v: &Verdict) -> Vec<String> {
+        vec![trajectory::page(arm, t, v), trajectory::step_lines(t, v), search::words(t)]
+    }
+
+    /// Writes what [`Pages::render`] made, named after the verdict's place in its arm.
+    ///
+    /// # Errors
+    /// On I/O failure.
+    pub fn write(&mut self, arm: &str, index: usize, parts: Vec<String>) -> std::io::Result<()> {
+        let mut parts = parts.into_iter();
+        let stem = format!("{}-{index}", slug(arm));
+        if let Some(page) = parts.next() {
+            std::fs::write(self.dir.join(trajectory_href(arm, index)), page)?;
+            self.written += 1;
+        }
+        if let Some(lines) = parts.next() {
+            std::fs::write(self.dir.join(PARTS).join(format!("{stem}.steps")), lines)?;
+        }
+        if let Some(words) = parts.next() {
+            std::fs::write(self.dir.join(PARTS).join(format!("{stem}.words")), words)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a site's writing took, for the command's summary line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SiteSummary {
+    pub pages: usize,
+    pub bytes: u64,
+}
+
+/// Writes the overview, the lists, the task pages and the search page once the study has run
+/// (its trajectory pages are written by [`Pages`]); removes the parts.
+///
+/// # Errors
+/// On I/O failure or a chart that cannot be drawn.
+pub fn finish(dir: &Path, run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<SiteSummary> {
+    let parts = dir.join(PARTS);
+    std::fs::write(dir.join("assets/site.css"), page::CSS)?;
+    std::fs::write(dir.join("assets/site.js"), page::JS)?;
+    std::fs::write(dir.join("assets/labels.css"), page::label_css(run))?;
+    lists::write_all(dir, run, r)?;
+    std::fs::write(dir.join("index.html"), overview::page(run, r, steps)?)?;
+    task::write_all(dir, &parts, run)?;
+    std::fs::write(dir.join("search.html"), search::page(&parts, run)?)?;
+    std::fs::remove_dir_all(&parts)?;
+    let mut s = SiteSummary::default();
+    for e in ignore::WalkBuilder::new(dir).standard_filters(false).build().flatten() {
+        if e.file_type().is_some_and(|t| t.is_file()) {
+            s.pages += usize::from(e.path().extension().is_some_and(|x| x == "html"));
+            s.bytes += e.metadata().map_or(0, |m| m.len());
+        }
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe_and_distinct() {
+        assert_eq!(slug("django__django-11099").split('-').count(), 4);
+        assert!(slug("django__django-11099").starts_with("django-django-11099-"));
+        let hostile = slug("../../<script>alert(1)</script>");
+        assert!(hostile.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{hostile}");
+        assert_ne!(slug("a/b"), slug("a b"));
+        assert_eq!(slug("").len(), 8);
+        assert!(slug(&"x".repeat(500)).len() <= 49);
+    }
+}
