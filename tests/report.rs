@@ -161,10 +161,16 @@ fn report_files_are_byte_identical_across_thread_counts() {
     let (one, two) = (tempdir(), tempdir());
     sample_report(one.path(), "1");
     sample_report(two.path(), "2");
-    let mut names: Vec<String> =
-        std::fs::read_dir(one.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    // The files of the report; its html/ site is compared page by page in tests/html_report.rs.
+    let mut names: Vec<String> = std::fs::read_dir(one.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert!(names.len() >= 26);
+    assert!(one.path().join("html/index.html").exists(), "--out writes the HTML report to html/");
     for n in names {
         assert!(
             std::fs::read(one.path().join(&n)).unwrap() == std::fs::read(two.path().join(&n)).unwrap(),

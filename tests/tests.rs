@@ -13,6 +13,8 @@ mod formats;
 mod fuzz_replay;
 /// The hostile-input suite: ZIP bombs, traversal members, deep JSON and YAML, a 2 GiB line, symlink loops, FIFOs, injection.
 mod hostile;
+/// The HTML report: complete, linked, deterministic, inert on hostile text, and clicked through in Chromium.
+mod html_report;
 /// Aider benchmark exercise results and chat histories; the leaderboard YAML is skipped.
 mod ingest_aider;
 /// ATIF v1.7/v1.8 samples: embedded subagents, trajectory_id, llm_call_count, copied context, multimodal parts.

@@ -208,10 +208,13 @@ fn members(a: &ArmRun, p: &dyn Fn(&Verdict) -> bool) -> Vec<usize> {
     a.verdicts.iter().enumerate().filter(|(_, v)| p(v)).map(|(i, _)| i).collect()
 }
 
+/// A mechanics cell: its text, its value, and the runs behind it.
+type MechanicsCell = (String, f64, Vec<usize>);
+
 fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
     let mut rows = Vec::new();
     // Each measure gives, per arm, its cell, its value, and the runs behind it.
-    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> (String, f64, Vec<usize>)| {
+    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> MechanicsCell| {
         let mut per_arm = Vec::new();
         let mut values = Vec::new();
         let mut who = Vec::new();

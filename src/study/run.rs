@@ -29,9 +29,14 @@ pub struct ArmRun {
 /// the verdict's position in that arm's list, so a consumer can name its files after the
 /// verdict they belong to.
 pub struct Also<'a> {
-    pub map: &'a (dyn Fn(&str, &crate::model::Trajectory, &Verdict) -> Vec<String> + Sync),
-    pub sink: &'a mut dyn FnMut(&str, usize, Vec<String>) -> std::io::Result<()>,
+    pub map: &'a AlsoMap<'a>,
+    pub sink: &'a mut AlsoSink<'a>,
 }
+
+/// [`Also::map`]: the arm's name, the trajectory and its verdict, to parts.
+pub type AlsoMap<'a> = dyn Fn(&str, &crate::model::Trajectory, &Verdict) -> Vec<String> + Sync + 'a;
+/// [`Also::sink`]: the arm's name, the verdict's position in the arm, the parts.
+pub type AlsoSink<'a> = dyn FnMut(&str, usize, Vec<String>) -> std::io::Result<()> + 'a;
 
 /// A study after classification.
 #[derive(Debug, Clone)]

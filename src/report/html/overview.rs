@@ -193,11 +193,20 @@ pub fn page(run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<S
         run.quarantined(),
         html(&run.rules_digest.chars().take(12).collect::<String>())
     );
-    let _ = writeln!(b, "<section id=\"arms\"><h2>Arms</h2>\n<p class=\"muted\">pass@1 excludes infrastructure failures and unknown outcomes; every count opens its runs.</p>\n{}</section>", arms_table(run, r));
+    let _ = writeln!(
+        b,
+        "<section id=\"arms\"><h2>Arms</h2>\n<p class=\"muted\">pass@1 excludes infrastructure failures and unknown outcomes; every count opens its runs.</p>\n{}</section>",
+        arms_table(run, r)
+    );
     b.push_str(&comparison(r));
     let _ = writeln!(b, "<section id=\"failure-modes\"><h2>Failure modes</h2>\n{}</section>", failure_modes(run, r));
     let _ = writeln!(b, "<section id=\"mechanics\"><h2>Mechanics</h2>\n{}</section>", mechanics(run, r));
     let _ = writeln!(b, "<section id=\"charts\"><h2>Charts</h2>\n{}</section>", charts(r, steps)?);
-    let _ = writeln!(b, "<section id=\"tasks\"><h2>Per task <span class=\"sub\">{} tasks</span></h2>\n{}</section>", r.tasks.len(), matrix(run, r));
+    let _ = writeln!(
+        b,
+        "<section id=\"tasks\"><h2>Per task <span class=\"sub\">{} tasks</span></h2>\n{}</section>",
+        r.tasks.len(),
+        matrix(run, r)
+    );
     Ok(shell(&title, 0, &b))
 }

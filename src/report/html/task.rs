@@ -25,7 +25,12 @@ pub fn write_all(dir: &Path, parts: &Path, run: &StudyRun) -> std::io::Result<()
     }
     for (task, runs) in tasks {
         let mut b = String::new();
-        let _ = writeln!(b, "<p class=\"crumbs\"><a href=\"../index.html\">overview</a></p>\n<h1>{} <span class=\"sub\">{} runs</span></h1>", html(task), runs.len());
+        let _ = writeln!(
+            b,
+            "<p class=\"crumbs\"><a href=\"../index.html\">overview</a></p>\n<h1>{} <span class=\"sub\">{} runs</span></h1>",
+            html(task),
+            runs.len()
+        );
         let mut columns: Vec<Vec<String>> = Vec::new();
         b.push_str("<div class=\"side-scroll\"><table class=\"side\">\n<thead><tr><th class=\"num\">step</th>");
         for &(ai, i) in &runs {

@@ -35,7 +35,7 @@ fn verdict_line(v: &Verdict) -> String {
     match &v.primary {
         Some(p) => {
             let others: Vec<String> = v.classes.iter().filter(|c| *c != p).map(|c| badge(c)).collect();
-            let mut s = format!("{}", badge(p));
+            let mut s = badge(p);
             if !others.is_empty() {
                 let _ = write!(s, " <span class=\"also\">also</span> {}", others.join(" "));
             }
@@ -83,7 +83,12 @@ fn results_of(t: &Trajectory) -> BTreeMap<(u32, u32), Vec<(u32, u32)>> {
     m
 }
 
-fn step_html(t: &Trajectory, st: &crate::model::Step, ev: Option<&Vec<&Evidence>>, results: &BTreeMap<(u32, u32), Vec<(u32, u32)>>) -> String {
+fn step_html(
+    t: &Trajectory,
+    st: &crate::model::Step,
+    ev: Option<&Vec<&Evidence>>,
+    results: &BTreeMap<(u32, u32), Vec<(u32, u32)>>,
+) -> String {
     let i = st.index;
     let role = show::role(st.role);
     let mut s = String::new();
