@@ -126,10 +126,13 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
     let site = a.html.clone().or_else(|| a.out.as_ref().map(|o| o.join("html")));
     let site_error = |dir: &Path, e: std::io::Error| CliError::write(format!("the HTML report to {}", dir.display()), e);
     // Trajectory pages are written while each trajectory is in memory, as the study runs.
-    let (run, rules, _) = match &site {
-        Some(dir) => {
-            let mut pages = Pages::create(dir).map_err(|e| site_error(dir, e))?;
-            let mut sink = |arm: &str, i: usize, parts: Vec<String>| pages.write(arm, i, parts);
+    let mut pages = match &site {
+        Some(dir) => Some(Pages::create(dir).map_err(|e| site_error(dir, e))?),
+        None => None,
+    };
+    let (run, rules, _) = match pages.as_mut() {
+        Some(p) => {
+            let mut sink = |arm: &str, i: usize, parts: Vec<String>| p.write(arm, i, parts);
             let mut also = Also { map: &Pages::render, sink: &mut sink };
             load_study_with(&a.study, Some(&mut also))?
         }
@@ -151,9 +154,9 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
             .map_err(|e| CliError::write(format!("the report to {}", dir.display()), e))?;
         super::output::print_stderr(&format!("coroner report: wrote {} files to {}\n", files.len(), dir.display()));
     }
-    if let Some(dir) = &site {
+    if let (Some(dir), Some(pages)) = (&site, pages) {
         let steps = crate::report::export::steps_by_arm(&run);
-        let s = crate::report::html::finish(dir, &run, &report, &steps).map_err(|e| site_error(dir, e))?;
+        let s = crate::report::html::finish(pages, &run, &report, &steps).map_err(|e| site_error(dir, e))?;
         super::output::print_stderr(&format!(
             "coroner report: wrote the HTML report ({} pages, {:.1} MB) to {}; open {}\n",
             s.pages,

@@ -88,7 +88,7 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
 
 /// [`terminal`], or with `styles` [`emit`]: one walk over the text for both.
 fn visible(s: &str, styles: bool) -> Cow<'_, str> {
-    if !s.chars().any(needs_escape) {
+    if !s.bytes().any(may_start_escape) || !s.chars().any(needs_escape) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -104,6 +104,14 @@ fn visible(s: &str, styles: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A byte that can begin a character [`needs_escape`] accepts: a C0 control other than newline
+/// and tab, DEL, or the lead byte of U+0080–U+009F (`C2`), of the bidi controls (`E2`) or of
+/// the style markers (`EE`). Text without one (nearly all text) is answered by a byte scan
+/// instead of decoding every character.
+fn may_start_escape(b: u8) -> bool {
+    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xee
 }
 
 fn needs_escape(c: char) -> bool {
@@ -191,16 +199,22 @@ pub fn code_block(s: &str, info: &str) -> String {
 pub fn html(s: &str) -> String {
     let clean = terminal(s);
     let mut out = String::with_capacity(clean.len() + 16);
-    for c in clean.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
+    // The specials are ASCII, so the text between them is copied whole (a page holds megabytes).
+    let mut from = 0;
+    for (i, b) in clean.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&clean[from..i]);
+        out.push_str(entity);
+        from = i + 1;
     }
+    out.push_str(&clean[from..]);
     out
 }
 
@@ -240,6 +254,17 @@ fn longest_run(s: &str, c: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_byte_prefilter_misses_no_character_that_needs_escaping() {
+        for u in 0..=0x10FFFFu32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            if needs_escape(c) {
+                let mut buf = [0; 4];
+                assert!(may_start_escape(c.encode_utf8(&mut buf).as_bytes()[0]), "U+{u:04X}");
+            }
+        }
+    }
 
     #[test]
     fn html_escapes_markup_quotes_and_controls() {

@@ -19,6 +19,8 @@ mod search;
 mod task;
 mod trajectory;
 
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -27,7 +29,7 @@ use super::tables::Report;
 use crate::model::{Trajectory, Verdict};
 use crate::study::StudyRun;
 
-/// Where the parts of each trajectory wait for the pages that read them; removed at the end.
+/// The file the parts of every trajectory wait in for the pages that read them; removed at the end.
 const PARTS: &str = ".parts";
 
 /// A name safe in a file name and a URL for any text: its ASCII letters and digits (others
@@ -63,19 +65,31 @@ pub fn task_href(task: &str) -> String {
     format!("task/{}.html", slug(task))
 }
 
-/// The trajectory pages, written as the study runs.
+/// Where one trajectory's parts are in the parts file: its step lines, then its words.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stored {
+    offset: u64,
+    lines: usize,
+    words: usize,
+}
+
+/// The trajectory pages, written as the study runs, and the parts later pages read: appended
+/// to one file (not a file per trajectory: creating and reading tens of thousands of small
+/// files cost more than rendering them) and found again by (arm, index).
 pub struct Pages {
     dir: PathBuf,
-    pub written: usize,
+    parts: std::io::BufWriter<std::fs::File>,
+    offset: u64,
+    stored: HashMap<(String, usize), Stored>,
 }
 
 impl Pages {
-    /// Creates the site's directories (clearing the trajectory pages of an earlier site there).
+    /// Creates the site's directories (clearing the pages of an earlier site there).
     ///
     /// # Errors
     /// On I/O failure.
     pub fn create(dir: &Path) -> std::io::Result<Self> {
-        for sub in ["t", "task", "l", PARTS] {
+        for sub in ["t", "task", "l"] {
             let d = dir.join(sub);
             if d.exists() {
                 std::fs::remove_dir_all(&d)?;
@@ -83,7 +97,8 @@ impl Pages {
             std::fs::create_dir_all(&d)?;
         }
         std::fs::create_dir_all(dir.join("assets"))?;
-        Ok(Self { dir: dir.to_path_buf(), written: 0 })
+        let parts = std::io::BufWriter::new(std::fs::File::create(dir.join(PARTS))?);
+        Ok(Self { dir: dir.to_path_buf(), parts, offset: 0, stored: HashMap::new() })
     }
 
     /// Renders one trajectory (inside the parallel parse): its page, its compact step lines and
@@ -99,22 +114,47 @@ impl Pages {
     /// On I/O failure.
     pub fn write(&mut self, arm: &str, index: usize, parts: Vec<String>) -> std::io::Result<()> {
         let mut parts = parts.into_iter();
-        let stem = format!("{}-{index}", slug(arm));
         if let Some(page) = parts.next() {
             std::fs::write(self.dir.join(trajectory_href(arm, index)), page)?;
-            self.written += 1;
         }
-        if let Some(lines) = parts.next() {
-            std::fs::write(self.dir.join(PARTS).join(format!("{stem}.steps")), lines)?;
-        }
-        if let Some(words) = parts.next() {
-            std::fs::write(self.dir.join(PARTS).join(format!("{stem}.words")), words)?;
-        }
+        let lines = parts.next().unwrap_or_default();
+        let words = parts.next().unwrap_or_default();
+        self.parts.write_all(lines.as_bytes())?;
+        self.parts.write_all(words.as_bytes())?;
+        self.stored.insert((arm.to_string(), index), Stored { offset: self.offset, lines: lines.len(), words: words.len() });
+        self.offset += (lines.len() + words.len()) as u64;
         Ok(())
     }
 }
 
-/// What a site's writing took, for the command's summary line.
+/// The parts file, read back by position.
+pub(crate) struct Parts {
+    file: std::fs::File,
+    stored: HashMap<(String, usize), Stored>,
+}
+
+impl Parts {
+    fn read(&mut self, arm: &str, index: usize, words: bool) -> std::io::Result<String> {
+        let Some(s) = self.stored.get(&(arm.to_string(), index)).copied() else { return Ok(String::new()) };
+        let (at, len) = if words { (s.offset + s.lines as u64, s.words) } else { (s.offset, s.lines) };
+        let mut buf = vec![0; len];
+        self.file.seek(SeekFrom::Start(at))?;
+        self.file.read_exact(&mut buf)?;
+        String::from_utf8(buf).map_err(std::io::Error::other)
+    }
+
+    /// A trajectory's step lines, one per step.
+    pub(crate) fn step_lines(&mut self, arm: &str, index: usize) -> std::io::Result<String> {
+        self.read(arm, index, false)
+    }
+
+    /// A trajectory's search words.
+    pub(crate) fn words(&mut self, arm: &str, index: usize) -> std::io::Result<String> {
+        self.read(arm, index, true)
+    }
+}
+
+/// What a site's writing made, for the command's summary line.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SiteSummary {
     pub pages: usize,
@@ -126,18 +166,22 @@ pub struct SiteSummary {
 ///
 /// # Errors
 /// On I/O failure or a chart that cannot be drawn.
-pub fn finish(dir: &Path, run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<SiteSummary> {
-    let parts = dir.join(PARTS);
+pub fn finish(pages: Pages, run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<SiteSummary> {
+    let Pages { dir, parts, stored, .. } = pages;
+    parts.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data().ok();
+    let parts_path = dir.join(PARTS);
+    let mut parts = Parts { file: std::fs::File::open(&parts_path)?, stored };
     std::fs::write(dir.join("assets/site.css"), page::CSS)?;
     std::fs::write(dir.join("assets/site.js"), page::JS)?;
     std::fs::write(dir.join("assets/labels.css"), page::label_css(run))?;
-    lists::write_all(dir, run, r)?;
+    lists::write_all(&dir, run, r)?;
     std::fs::write(dir.join("index.html"), overview::page(run, r, steps)?)?;
-    task::write_all(dir, &parts, run)?;
-    std::fs::write(dir.join("search.html"), search::page(&parts, run)?)?;
-    std::fs::remove_dir_all(&parts)?;
+    task::write_all(&dir, &mut parts, run)?;
+    std::fs::write(dir.join("search.html"), search::page(&mut parts, run)?)?;
+    drop(parts);
+    std::fs::remove_file(&parts_path)?;
     let mut s = SiteSummary::default();
-    for e in ignore::WalkBuilder::new(dir).standard_filters(false).build().flatten() {
+    for e in ignore::WalkBuilder::new(&dir).standard_filters(false).build().flatten() {
         if e.file_type().is_some_and(|t| t.is_file()) {
             s.pages += usize::from(e.path().extension().is_some_and(|x| x == "html"));
             s.bytes += e.metadata().map_or(0, |m| m.len());

@@ -6,10 +6,9 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::page::shell;
-use super::{slug, trajectory_href};
+use super::{Parts, trajectory_href};
 use crate::model::Trajectory;
 use crate::report::sanitize::json_in_html;
 use crate::study::StudyRun;
@@ -53,11 +52,11 @@ pub fn words(t: &Trajectory) -> String {
 ///
 /// # Errors
 /// On I/O failure reading the parts.
-pub fn page(parts: &Path, run: &StudyRun) -> std::io::Result<String> {
+pub fn page(parts: &mut Parts, run: &StudyRun) -> std::io::Result<String> {
     let mut entries = Vec::new();
     for a in &run.arms {
         for (i, v) in a.verdicts.iter().enumerate() {
-            let words = std::fs::read_to_string(parts.join(format!("{}-{i}.words", slug(&a.name)))).unwrap_or_default();
+            let words = parts.words(&a.name, i)?;
             let label = v.primary.clone().unwrap_or_else(|| v.outcome.as_str().to_string());
             entries.push(serde_json::json!([trajectory_href(&a.name, i), v.task_id, a.name, v.trial, label, v.flags.join(" "), words]));
         }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::lists::arm_href;
 use super::page::{badge, shell};
-use super::{slug, task_href, trajectory_href};
+use super::{Parts, task_href, trajectory_href};
 use crate::report::sanitize::html;
 use crate::study::StudyRun;
 
@@ -16,7 +16,7 @@ use crate::study::StudyRun;
 ///
 /// # Errors
 /// On I/O failure.
-pub fn write_all(dir: &Path, parts: &Path, run: &StudyRun) -> std::io::Result<()> {
+pub fn write_all(dir: &Path, parts: &mut Parts, run: &StudyRun) -> std::io::Result<()> {
     let mut tasks: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
     for (ai, a) in run.arms.iter().enumerate() {
         for (i, v) in a.verdicts.iter().enumerate() {
@@ -46,7 +46,7 @@ pub fn write_all(dir: &Path, parts: &Path, run: &StudyRun) -> std::io::Result<()
                 v.trial,
                 html(&v.flags.join(", "))
             );
-            let lines = std::fs::read_to_string(parts.join(format!("{}-{i}.steps", slug(&a.name)))).unwrap_or_default();
+            let lines = parts.step_lines(&a.name, i)?;
             columns.push(lines.lines().enumerate().map(|(s, l)| format!("<a href=\"../{href}#s-{s}\">{l}</a>")).collect());
         }
         b.push_str("</tr></thead>\n<tbody>\n");

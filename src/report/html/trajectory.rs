@@ -192,6 +192,24 @@ pub fn page(arm: &str, t: &Trajectory, v: &Verdict) -> String {
     shell(&format!("{} · {}", v.task_id, arm), 1, &b)
 }
 
+/// The start of `text` on one line (runs of whitespace become one space), at least `chars`
+/// characters when the text has them; only as much of the text is read as that needs.
+fn first_words(text: &str, chars: usize) -> String {
+    let (mut out, mut n) = (String::new(), 0);
+    for w in text.split_whitespace() {
+        if n >= chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            n += 1;
+        }
+        out.push_str(w);
+        n += w.chars().count();
+    }
+    out
+}
+
 /// One line of HTML per step for the task page's side-by-side view: role, the calls (name and
 /// the start of the command) or the start of the text, and the evidence mark. No newline
 /// inside a line, so the lines are the file's lines.
@@ -202,9 +220,8 @@ pub fn step_lines(t: &Trajectory, v: &Verdict) -> String {
     let mut out = String::new();
     for st in &t.steps {
         let summary = if st.tool_calls.is_empty() {
-            let first = st.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let r = st.tool_results.first().map(|r| r.output.split_whitespace().collect::<Vec<_>>().join(" "));
-            if first.is_empty() { r.unwrap_or_default() } else { first }
+            let text = if st.text.trim().is_empty() { st.tool_results.first().map_or("", |r| r.output.as_str()) } else { st.text.as_str() };
+            first_words(text, CHARS + 1)
         } else {
             st.tool_calls
                 .iter()
@@ -213,7 +230,7 @@ pub fn step_lines(t: &Trajectory, v: &Verdict) -> String {
                         serde_json::Value::Object(m) => m.values().next().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string)),
                         _ => c.raw_arguments.clone(),
                     };
-                    format!("{} {}", c.name, arg.unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" "))
+                    format!("{} {}", c.name, first_words(&arg.unwrap_or_default(), CHARS + 1))
                 })
                 .collect::<Vec<_>>()
                 .join(" ; ")
