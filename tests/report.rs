@@ -317,3 +317,51 @@ fn compare_uses_the_methods_it_is_given_and_says_which() {
     let bad = coroner_in(&root(), &["compare", "a", "b", "--paired-test", "nope"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn a_crossed_threshold_fails_the_run_and_names_itself() {
+    let tmp = tempdir();
+    let junit = tmp.path().join("gates.xml");
+    let r = coroner_in(
+        &root(),
+        &[
+            "report",
+            "-q",
+            "--format",
+            "markdown",
+            "--fail-if",
+            "infrastructure > 2%",
+            "--fail-if",
+            "pass_rate('terminus-2, no think') < 0.20",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("threshold crossed: `infrastructure > 2%` for arm mini-swe-agent, think (2.9%)"), "{err}");
+    assert!(!err.contains("pass_rate"), "a threshold that held is not named as crossed: {err}");
+    let md = String::from_utf8_lossy(&r.stdout);
+    assert!(md.contains("### Thresholds") && md.contains("| CROSSED |") && md.contains("| held |"), "{md}");
+    let x = std::fs::read_to_string(&junit).unwrap();
+    assert!(x.contains("tests=\"3\" failures=\"2\""), "{x}");
+    assert!(x.contains("<failure message=\"crossed: infrastructure &gt; 2%\">"), "{x}");
+    // The same thresholds with room to spare pass.
+    let ok = coroner_in(&root(), &["report", "-q", "--fail-if", "infrastructure > 5%", "--fail-if", "pass_rate < 10%"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
+#[test]
+fn a_malformed_threshold_is_a_usage_error_pointing_into_it() {
+    for (expr, label) in [
+        ("infrastructure >> 5%", "a number (0.40, or 40%) goes here"),
+        ("infrastructure > 5", "a fraction or a percentage?"),
+        ("pass_rate('no such arm') < 0.4", "unknown arm"),
+        ("hallucinated > 1%", "unknown metric"),
+    ] {
+        let r = coroner_in(&root(), &["report", "-q", "--fail-if", expr]);
+        assert_eq!(r.status.code(), Some(2), "{expr}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("--fail-if") && err.contains(label) && err.contains(expr), "{expr}: {err}");
+    }
+}

@@ -68,6 +68,15 @@ pub struct ReportArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+    /// Fail (exit 1) when a threshold is crossed: `"infrastructure > 5%"`,
+    /// `"pass_rate('arm a') < 0.40"`, `"unclassified > 3%"`. Repeatable; each is checked for
+    /// every arm unless it names one. The checks are listed in the tables, the Markdown and
+    /// `--junit`.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Write the `--fail-if` checks as JUnit XML here (one testcase per threshold and arm).
+    #[arg(long, value_name = "FILE", requires = "fail_if")]
+    pub junit: Option<PathBuf>,
     /// Chart formats to write into --out: `svg`, `png`, or both (`svg,png`, the default).
     #[arg(long, value_delimiter = ',', default_value = "svg,png")]
     pub charts: Vec<String>,
@@ -123,6 +132,8 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
 }
 
 pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
+    // Thresholds are read before anything runs: a typo should not cost a study's run.
+    let thresholds = a.fail_if.iter().map(|t| crate::report::gate::parse(t)).collect::<Result<Vec<_>, _>>().map_err(CliError::invalid)?;
     let site = a.html.clone().or_else(|| a.out.as_ref().map(|o| o.join("html")));
     let site_error = |dir: &Path, e: std::io::Error| CliError::write(format!("the HTML report to {}", dir.display()), e);
     // Trajectory pages are written while each trajectory is in memory, as the study runs.
@@ -138,7 +149,8 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
         }
         None => load_study(&a.study)?,
     };
-    let report = crate::report::tables::build(&run, &rules);
+    let mut report = crate::report::tables::build(&run, &rules);
+    report.gates = crate::report::gate::check(&thresholds, &run, &report, &rules).map_err(CliError::invalid)?;
     let text = match a.format {
         ReportFormat::Table => {
             let fit = if std::io::stdout().is_terminal() { Fit::Terminal } else { Fit::None };
@@ -164,6 +176,19 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
             dir.display(),
             dir.join("index.html").display()
         ));
+    }
+    if let Some(path) = &a.junit {
+        std::fs::write(path, crate::report::gate::junit(&report.title, &report.gates)).map_err(|e| CliError::write(path.display(), e))?;
+    }
+    let crossed: Vec<String> = report
+        .gates
+        .iter()
+        .filter(|g| g.crossed)
+        .map(|g| format!("`{}` for arm {} ({:.1}%)", g.threshold, g.arm, 100.0 * g.value))
+        .collect();
+    if !crossed.is_empty() {
+        super::output::print_stderr(&format!("coroner report: threshold crossed: {}\n", crossed.join("; ")));
+        return Ok(Done::Gate);
     }
     Ok(Done::partial_if(run.quarantined() > 0))
 }

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod compare;
 pub mod export;
+pub mod gate;
 pub mod html;
 pub mod render;
 pub mod sanitize;

@@ -161,6 +161,24 @@ fn tabs(r: &Report) -> Vec<Tab> {
         untrusted: vec![0],
         arm_header: true,
     });
+    if !r.gates.is_empty() {
+        out.push(Tab {
+            title: "Thresholds (--fail-if: a crossed one fails the run)".into(),
+            header: ["threshold", "arm", "value", "result"].map(String::from).to_vec(),
+            rows: r
+                .gates
+                .iter()
+                .map(|g| {
+                    let result = if g.crossed { "CROSSED" } else { "held" };
+                    vec![g.threshold.clone(), g.arm.clone(), format!("{:.4} ({})", g.value, pct(g.value)), result.into()]
+                })
+                .collect(),
+            right: vec![2],
+            // The threshold is the user's text; the arm a study's or a transcript's.
+            untrusted: vec![0, 1],
+            arm_header: false,
+        });
+    }
     out
 }
 

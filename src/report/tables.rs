@@ -86,6 +86,9 @@ pub struct Report {
     pub tasks: Vec<TaskRow>,
     pub comparison: Option<super::compare::Comparison>,
     pub quarantined: usize,
+    /// `--fail-if` thresholds, each applied to each arm it names; empty without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<super::gate::GateCheck>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -319,6 +322,7 @@ pub fn build(run: &StudyRun, rules: &Rules) -> Report {
         tasks: task_rows(run),
         comparison,
         quarantined: run.quarantined(),
+        gates: Vec::new(),
     }
 }
 
