@@ -29,6 +29,10 @@ pub struct ClassifyArgs {
     /// for JSONL on stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Write the accounting of every input (ingested, skipped, quarantined, with diagnostics)
+    /// as JSON here, as `ingest --summary-json` does.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
     /// Print the class summary only, not the ingest diagnostics.
     #[arg(short, long)]
     pub quiet: bool,
@@ -218,6 +222,9 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         }
     }
     super::output::print_stderr(&tally.render(&c.rules, summary.quarantined_files(), summary.quarantined_records));
+    if let Some(p) = &a.summary_json {
+        super::ingest::write_summary_json(p, &summary)?;
+    }
     Ok(Done::partial_if(summary.is_partial()))
 }
 

@@ -129,10 +129,15 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
     }
     super::output::print_stderr(&render_summary(&summary));
     if let Some(p) = &a.summary_json {
-        let json = serde_json::to_string_pretty(&summary_json(&summary)).unwrap_or_default();
-        std::fs::write(p, json + "\n").map_err(|e| CliError::write(p.display(), e))?;
+        write_summary_json(p, &summary)?;
     }
     Ok(Done::partial_if(summary.is_partial()))
+}
+
+/// `--summary-json`: the accounting of every input, for `ingest` and `classify`.
+pub(crate) fn write_summary_json(p: &std::path::Path, summary: &Summary) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(&summary_json(summary)).unwrap_or_default();
+    std::fs::write(p, json + "\n").map_err(|e| CliError::write(p.display(), e))
 }
 
 /// Quarantined inputs listed by name in the summary; the rest are counted.

@@ -65,6 +65,9 @@ pub struct ReportArgs {
     /// `--out`'s `html/` when both are given.
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
+    /// With `--out`, leave the HTML report out.
+    #[arg(long, conflicts_with = "html")]
+    pub no_html: bool,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
@@ -134,7 +137,7 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
 pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
     // Thresholds are read before anything runs: a typo should not cost a study's run.
     let thresholds = a.fail_if.iter().map(|t| crate::report::gate::parse(t)).collect::<Result<Vec<_>, _>>().map_err(CliError::invalid)?;
-    let site = a.html.clone().or_else(|| a.out.as_ref().map(|o| o.join("html")));
+    let site = a.html.clone().or_else(|| a.out.as_ref().filter(|_| !a.no_html).map(|o| o.join("html")));
     let site_error = |dir: &Path, e: std::io::Error| CliError::write(format!("the HTML report to {}", dir.display()), e);
     // Trajectory pages are written while each trajectory is in memory, as the study runs.
     let mut pages = match &site {
