@@ -6,9 +6,9 @@
 #   bash notebooks/run.sh
 #
 # Environment:
-#   COR_BIN   the coroner binary to use (default: build it with cargo: release when a release
-#             build exists, else debug)
-#   COR_OUT   where `coroner report --out` writes and the executed notebooks go (default: a new
+#   COR_BIN   the coroner binary the notebooks' `coroner` module drives (default: build it with
+#             cargo: release when a release build exists, else debug)
+#   COR_OUT   where the notebooks' `coroner.report(out=...)` writes and the executed notebooks go (default: a new
 #             temporary directory, removed on success unless COR_KEEP=1)
 #   COR_VENV  the virtualenv (default: notebooks/.venv)
 #   PYTHON    the interpreter that creates the venv (default: python3.11, else python3)
@@ -72,10 +72,11 @@ else
     temporary=1
 fi
 out="$(cd "$out" && pwd)"
-"$bin" report -q --out "$out" samples/study/study.toml >/dev/null
 
-# 4. Execute, top to bottom, in a kernel from the venv.
-export COR_OUT="$out" COR_BIN="$bin" COR_ROOT="$root"
+# 4. Execute, top to bottom, in a kernel from the venv. The notebooks call coroner through its
+# Python module (python/coroner, on PYTHONPATH), which drives this binary; each writes the
+# report it reads into COR_OUT.
+export COR_OUT="$out" CORONER_BIN="$bin" COR_ROOT="$root" PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 export JUPYTER_PLATFORM_DIRS=1 MPLCONFIGDIR="$venv/mplconfig" IPYTHONDIR="$venv/ipython"
 if "$venv/bin/python" "$here/execute.py" --root "$root" --out "$out/notebooks" "$here"/[0-9][0-9]-*.ipynb; then
     if [ "$temporary" = 1 ] && [ "${COR_KEEP:-0}" != 1 ]; then

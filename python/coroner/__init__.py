@@ -35,8 +35,12 @@ __all__ = [
     "ingest",
     "classify",
     "report",
+    "show",
+    "spotcheck_sample",
+    "spotcheck_score",
     "binary",
     "run",
+    "SpotcheckSample",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -266,3 +270,59 @@ def report(
             html=Path(html) if html is not None else (where / "html" if keep else None),
             crossed=crossed,
         )
+
+
+def show(
+    target: PathLike,
+    *,
+    id: Optional[str] = None,  # noqa: A002 (the CLI's name)
+    task: Optional[str] = None,
+    step: Optional[int] = None,
+    markdown: bool = False,
+) -> str:
+    """One trajectory as ``coroner show`` prints it: steps, calls and results, the evidence steps
+    marked, terminal controls made visible. ``target`` is a transcript or run directory."""
+    args = ["show", os.fspath(target)]
+    if id is not None:
+        args += ["--id", id]
+    if task is not None:
+        args += ["--task", task]
+    if step is not None:
+        args += ["--step", str(step)]
+    if markdown:
+        args += ["--format", "markdown"]
+    return run(*args).stdout
+
+
+@dataclass
+class SpotcheckSample:
+    """A blind labelling sheet (CSV, ``human_label`` empty) and its key (JSON, coroner's labels
+    and the strata the items were drawn from)."""
+
+    sheet: Path
+    key: Path
+
+
+def spotcheck_sample(
+    paths: Union[PathLike, Sequence[PathLike]],
+    sheet: PathLike,
+    key: PathLike,
+    *,
+    per_class: int = 5,
+    passed: int = 0,
+    seed: Optional[int] = None,
+    registry: Union[None, PathLike, Sequence[PathLike]] = None,
+) -> SpotcheckSample:
+    """Draws a stratified blind sample to label by hand (``coroner spotcheck sample``)."""
+    args = ["spotcheck", "sample", *_paths(paths), "--per-class", str(per_class), "--passed", str(passed)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    args += _many("--registry", registry)
+    run(*args, "-o", os.fspath(sheet), "--key", os.fspath(key), "-q")
+    return SpotcheckSample(Path(sheet), Path(key))
+
+
+def spotcheck_score(sheet: PathLike, key: PathLike) -> Dict[str, Any]:
+    """Agreement between a labelled sheet and coroner (``coroner spotcheck score --format
+    json``): agreement with its interval, Cohen's kappa, the confusion matrix."""
+    return json.loads(run("spotcheck", "score", os.fspath(sheet), "--key", os.fspath(key), "--format", "json").stdout)

@@ -114,3 +114,13 @@ def test_coroner_bin_overrides_the_installed_command(monkeypatch):
         coroner.classify(ARMS[0])
     monkeypatch.delenv("CORONER_BIN")
     assert os.path.exists(coroner.binary())
+
+
+def test_show_and_spotcheck_round_trip(tmp_path):
+    text = coroner.show(ROOT / "samples" / "hostile" / "hostile__h0st1le")
+    assert "early_resignation" in text and "\x1b" not in text
+    s = coroner.spotcheck_sample(ARMS, tmp_path / "sheet.csv", tmp_path / "key.json", per_class=2, seed=7)
+    rows = s.sheet.read_text().splitlines()
+    assert rows[0].startswith("item,") and len(rows) > 3
+    score = coroner.spotcheck_score(s.sheet, s.key)
+    assert "kappa" in score or "agreement" in score, list(score)
