@@ -115,19 +115,7 @@ fn mini_swe_agent_v1_cannot_express_a_hallucinated_tool() {
 
 /// Every file of a directory with its bytes, by relative path.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    crate::common::files_under(dir)
 }
 
 #[test]

@@ -25,20 +25,7 @@ fn site(inputs: &[&str], out: &Path, threads: &str) {
 
 /// Every file of the site, by path relative to its root.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    crate::common::files_under(dir)
 }
 
 fn html_pages(all: &BTreeMap<String, Vec<u8>>) -> Vec<(&String, String)> {

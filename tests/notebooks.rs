@@ -91,7 +91,7 @@ fn report_tables_schema() -> String {
     let rules = Rules::load(None).expect("built-in rules");
     let (study, arms) = Study::load(&root().join("samples/study/study.toml")).expect("sample study");
     let mut diagnostics = Vec::new();
-    let run = run_study(study.title, &arms, &rules, &[], None, &mut diagnostics).expect("sample study runs");
+    let run = run_study(study.title, &arms, &rules, &[], None, &mut diagnostics, None).expect("sample study runs");
     let r = tables::build(&run, &rules);
     let cols = |df: polars::prelude::DataFrame| -> Value {
         Value::Array(

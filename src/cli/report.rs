@@ -113,7 +113,7 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
     let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
     let result = if let Some(path) = &study_file {
         let (study, arms) = Study::load(path).map_err(CliError::invalid)?;
-        crate::study::run_study_with(study.title, &arms, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
+        crate::study::run_study(study.title, &arms, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
     } else {
         let mut named = Vec::new();
         for s in &a.arm {
@@ -125,7 +125,7 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
                 }
             }
         }
-        crate::study::run_inputs_with(&inputs, &named, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
+        crate::study::run_inputs(&inputs, &named, &rules, &a.registry, a.input_format.as_deref(), &mut diagnostics, also)
     };
     let run = result.map_err(CliError::invalid)?;
     if !a.quiet {

@@ -174,4 +174,4 @@ mod tests {
 }
 
 pub mod run;
-pub use run::{Also, ArmRun, StudyRun, run_inputs, run_inputs_with, run_study, run_study_with};
+pub use run::{Also, ArmRun, StudyRun, run_inputs, run_study};

@@ -112,26 +112,13 @@ pub fn load_registry(path: &std::path::Path) -> Result<LoadedRegistry, RunError>
     Ok(LoadedRegistry { file: shown, registry: crate::registry::load(path)? })
 }
 
-/// Classifies each arm with its own settings. `diagnostics` receives every input problem.
+/// Classifies each arm with its own settings. `diagnostics` receives every input problem;
+/// `also`, when given, sees every trajectory with its verdict.
 ///
 /// # Errors
-/// A registry that cannot be read, or an arm without readable input.
+/// A registry that cannot be read, an arm without readable input, or a failure of `also`'s
+/// sink.
 pub fn run_study(
-    title: Option<String>,
-    arms: &[ResolvedArm],
-    rules: &Rules,
-    extra: &[PathBuf],
-    format: Option<&str>,
-    diagnostics: &mut Vec<InputError>,
-) -> Result<StudyRun, RunError> {
-    run_study_with(title, arms, rules, extra, format, diagnostics, None)
-}
-
-/// [`run_study`], with [`Also`] applied to every trajectory.
-///
-/// # Errors
-/// As [`run_study`], and a failure of `also`'s sink.
-pub fn run_study_with(
     title: Option<String>,
     arms: &[ResolvedArm],
     rules: &Rules,
@@ -222,21 +209,6 @@ pub fn run_inputs(
     registries: &[PathBuf],
     format: Option<&str>,
     diagnostics: &mut Vec<InputError>,
-) -> Result<StudyRun, RunError> {
-    run_inputs_with(inputs, named, rules, registries, format, diagnostics, None)
-}
-
-/// [`run_inputs`], with [`Also`] applied to every trajectory.
-///
-/// # Errors
-/// As [`run_study`].
-pub fn run_inputs_with(
-    inputs: &[PathBuf],
-    named: &[(String, PathBuf)],
-    rules: &Rules,
-    registries: &[PathBuf],
-    format: Option<&str>,
-    diagnostics: &mut Vec<InputError>,
     mut also: Option<&mut Also<'_>>,
 ) -> Result<StudyRun, RunError> {
     if !named.is_empty() {
@@ -256,7 +228,7 @@ pub fn run_inputs_with(
                 verdicts: None,
             })
             .collect();
-        return run_study_with(None, &arms, rules, registries, format, diagnostics, also);
+        return run_study(None, &arms, rules, registries, format, diagnostics, also);
     }
     let mut loaded = Vec::new();
     let mut regs = BTreeMap::new();
