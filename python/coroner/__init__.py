@@ -128,7 +128,7 @@ def binary() -> str:
     raise CoronerError(USAGE, "the coroner command is not installed (pip install coroner, or set CORONER_BIN)", ["coroner"])
 
 
-def run(*args: str, ok: Sequence[int] = (0, PARTIAL), cwd: Optional[PathLike] = None) -> subprocess.CompletedProcess:
+def run(*args: str, ok: Sequence[int] = (0, PARTIAL), cwd: Optional[PathLike] = None) -> "subprocess.CompletedProcess[str]":
     """Runs ``coroner ARGS``; raises :class:`CoronerError` unless it exits with one of ``ok``."""
     cmd = [binary(), *args]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
@@ -240,7 +240,7 @@ def report(
     look at the tables either way."""
     keep = out is not None
     with tempfile.TemporaryDirectory(prefix="coroner-") as tmp:
-        where = Path(out) if keep else Path(tmp)
+        where = Path(out) if out is not None else Path(tmp)
         args = ["report", *_paths(study), "--out", str(where), "--charts", "svg", "-q"]
         if html is not None:
             args += ["--html", os.fspath(html)]
@@ -256,7 +256,10 @@ def report(
         if p.returncode == GATE:
             line = next((ln for ln in p.stderr.splitlines() if "threshold crossed:" in ln), "")
             crossed = [c.strip() for c in line.split("threshold crossed:", 1)[-1].split(";") if c.strip()]
-        read = lambda name: _frame(pl.read_parquet(where / f"{name}.parquet"), backend)  # noqa: E731
+
+        def read(name: str) -> Any:
+            return _frame(pl.read_parquet(where / f"{name}.parquet"), backend)
+
         comparison_file = where / "comparison.json"
         return Report(
             arms=read("arms"),
@@ -291,7 +294,8 @@ def show(
         args += ["--step", str(step)]
     if markdown:
         args += ["--format", "markdown"]
-    return run(*args).stdout
+    text: str = run(*args).stdout
+    return text
 
 
 @dataclass
@@ -325,4 +329,5 @@ def spotcheck_sample(
 def spotcheck_score(sheet: PathLike, key: PathLike) -> Dict[str, Any]:
     """Agreement between a labelled sheet and coroner (``coroner spotcheck score --format
     json``): agreement with its interval, Cohen's kappa, the confusion matrix."""
-    return json.loads(run("spotcheck", "score", os.fspath(sheet), "--key", os.fspath(key), "--format", "json").stdout)
+    score: Dict[str, Any] = json.loads(run("spotcheck", "score", os.fspath(sheet), "--key", os.fspath(key), "--format", "json").stdout)
+    return score
