@@ -76,6 +76,8 @@ mod report;
 mod rules;
 /// Generated schemas match the types.
 mod schema;
+/// `--shard K/N`: shards union into the unsharded run, records and accounting alike.
+mod shard;
 /// `coroner show`: evidence marked, folding, choosing a trajectory, a hostile transcript neutralized.
 mod show;
 /// `coroner spotcheck`: seeded stratified blind samples, scores against the kappa vectors, audits of labels.

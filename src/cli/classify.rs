@@ -29,6 +29,11 @@ pub struct ClassifyArgs {
     /// for JSONL on stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
+    /// hash of each one's path relative to its input root, with the accounting of the files
+    /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::ingest::shard::Shard>,
     /// Write the accounting of every input (ingested, skipped, quarantined, with diagnostics)
     /// as JSON here, as `ingest --summary-json` does.
     #[arg(long, value_name = "FILE")]
@@ -140,6 +145,7 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         inputs: a.inputs.clone(),
         verdicts: a.classify.verdicts.clone(),
         format: a.classify.input_format.clone(),
+        shard: a.shard,
         ..IngestOptions::default()
     };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and

@@ -37,6 +37,11 @@ pub struct IngestArgs {
     /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
+    /// hash of each one's path relative to its input root, with the accounting of the files
+    /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::ingest::shard::Shard>,
     /// Also write the accounting of every input as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
@@ -95,8 +100,13 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         Some(p) if p.as_os_str() == "-" => TrajectoryWriter::jsonl(Box::new(super::output::json_stdout())),
         Some(p) => TrajectoryWriter::create(Some(p)).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?,
     };
-    let opts =
-        IngestOptions { inputs: a.paths.clone(), format: a.format.clone(), verdicts: a.verdicts.clone(), ..IngestOptions::default() };
+    let opts = IngestOptions {
+        inputs: a.paths.clone(),
+        format: a.format.clone(),
+        verdicts: a.verdicts.clone(),
+        shard: a.shard,
+        ..IngestOptions::default()
+    };
     let mut broken_pipe = false;
     // JSON lines are serialized on the parsing threads; only the writing is in order.
     let jsonl = writer.is_jsonl();

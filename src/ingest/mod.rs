@@ -9,6 +9,7 @@ pub mod join;
 pub mod outcomes;
 pub mod pipeline;
 pub mod probe;
+pub mod shard;
 pub mod source;
 pub mod walk;
 pub mod writer;

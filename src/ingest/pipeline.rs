@@ -34,6 +34,8 @@ pub struct IngestOptions {
     /// Format mappings (`rules/formats/*.toml`) read besides the built-in adapters, after them
     /// on equal evidence.
     pub formats: Vec<std::sync::Arc<crate::rules::FormatMapping>>,
+    /// `--shard K/N`: only the transcripts (and the accounting) of this shard.
+    pub shard: Option<super::shard::Shard>,
 }
 
 /// What happened to one input file.
@@ -155,11 +157,13 @@ pub fn run_map<T: Send>(
         };
     let mut summary = Summary::default();
     let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = walk::collect(&opts.inputs);
-    for e in walk_errors {
+    // With a shard, a file is accounted for (and a transcript parsed) by one shard only.
+    let mine = |key: &str| opts.shard.is_none_or(|s| s.holds(key));
+    for e in walk_errors.into_iter().filter(|e| mine(&e.path)) {
         summary.files.push(FileReport { display: e.path.clone(), status: FileStatus::Quarantined { kind: e.kind } });
         summary.diagnostics.push(e);
     }
-    for (display, reason) in walk_skipped {
+    for (display, reason) in walk_skipped.into_iter().filter(|(d, _)| mine(d)) {
         summary.files.push(FileReport { display, status: FileStatus::Skipped { reason } });
     }
     if files.is_empty() && summary.files.is_empty() {
@@ -215,6 +219,8 @@ pub fn run_map<T: Send>(
             }
         }
     }
+    // Verdict files apply to every shard; the first one accounts for them.
+    let verdicts_counted = opts.shard.is_none_or(|s| s.k == 1);
     for v in &opts.verdicts {
         let shown = display_path(v);
         let r = Probe::read(v)
@@ -231,12 +237,18 @@ pub fn run_map<T: Send>(
             });
         match r {
             Ok((of, file, name)) => {
-                summary.files.push(FileReport { display: shown, status: FileStatus::Outcome { adapter: name, entries: of.entries.len() } });
+                if verdicts_counted {
+                    summary
+                        .files
+                        .push(FileReport { display: shown, status: FileStatus::Outcome { adapter: name, entries: of.entries.len() } });
+                }
                 join.add(v, file, of);
             }
             Err(e) => {
-                summary.files.push(FileReport { display: shown, status: FileStatus::Quarantined { kind: e.kind } });
-                summary.diagnostics.push(e);
+                if verdicts_counted {
+                    summary.files.push(FileReport { display: shown, status: FileStatus::Quarantined { kind: e.kind } });
+                    summary.diagnostics.push(e);
+                }
             }
         }
     }
@@ -260,11 +272,18 @@ pub fn run_map<T: Send>(
             companions_of.push((i, comps));
         }
     }
+    // Which files this shard accounts for: a unit's files by its primary's path, every other
+    // file by its own.
+    let in_shard: Vec<bool> = detected.iter().map(|(f, _)| mine(&f.rel)).collect();
+    let mut accounted = in_shard.clone();
     for (i, comps) in companions_of {
         if claimed.contains(&i) {
             continue;
         }
         let Detected::Adapter { adapter, .. } = &detected[i].1 else { continue };
+        for &c in &comps {
+            accounted[c] = in_shard[i];
+        }
         let unit = Unit { primary: detected[i].0.clone(), companions: comps.iter().map(|&c| detected[c].0.clone()).collect() };
         units.push((i, *adapter, unit));
     }
@@ -298,6 +317,10 @@ pub fn run_map<T: Send>(
             }
         }
     }
+
+    // Another shard parses the units it does not hold (their files were marked Ingested or
+    // Companion above only to keep them out of the "nobody claimed" accounting).
+    units.retain(|(i, _, _)| in_shard[*i]);
 
     // Parse units: ordered batches in parallel. A unit whose adapter streams (one container
     // of many records) is parsed alone, between batches, and its records are written as they
@@ -357,8 +380,9 @@ pub fn run_map<T: Send>(
         start = end;
     }
 
-    let mut ordered: Vec<(usize, FileStatus)> = statuses.into_iter().collect();
+    let mut ordered: Vec<(usize, FileStatus)> = statuses.into_iter().filter(|(i, _)| accounted[*i]).collect();
     ordered.sort_by_key(|(i, _)| *i);
+    diags.retain(|i, _| accounted[*i]);
     let names: BTreeMap<usize, String> = index_of.iter().map(|(p, i)| (*i, display_path(p))).collect();
     for (i, status) in ordered {
         let display = names.get(&i).cloned().unwrap_or_default();

@@ -1,0 +1,82 @@
+//! `--shard K/N`: the shards of a run union into the unsharded run, record for record and file
+//! for file, whatever N; and the shard a file lands in does not depend on where the inputs are.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::{coroner_in, root, tempdir};
+
+/// classify's verdict lines (sorted) and accounting (files by path, diagnostics sorted).
+fn classify(dir: &Path, inputs: &str, shard: Option<(u32, u32)>, out: &Path) -> (Vec<String>, BTreeMap<String, String>, Vec<String>) {
+    let (lines, summary) = (out.join("v.jsonl"), out.join("s.json"));
+    let mut args = vec!["classify", inputs, "-q", "-o", lines.to_str().unwrap(), "--summary-json", summary.to_str().unwrap()];
+    let spec;
+    if let Some((k, n)) = shard {
+        spec = format!("{k}/{n}");
+        args.extend(["--shard", spec.as_str()]);
+    }
+    let r = coroner_in(dir, &args);
+    assert!(matches!(r.status.code(), Some(0 | 3)), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+    let mut records: Vec<String> = std::fs::read_to_string(&lines).unwrap().lines().map(String::from).collect();
+    records.sort();
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let files = s["files"].as_array().unwrap().iter().map(|f| (f["path"].as_str().unwrap().to_string(), f.to_string())).collect();
+    let mut diags: Vec<String> = s["diagnostics"].as_array().unwrap().iter().map(ToString::to_string).collect();
+    diags.sort();
+    (records, files, diags)
+}
+
+#[test]
+fn the_shards_union_into_the_unsharded_run() {
+    let tmp = tempdir();
+    let whole = classify(&root(), "samples", None, tmp.path());
+    assert!(whole.0.len() > 150 && whole.1.len() > 300 && !whole.2.is_empty(), "the samples hold records, files and diagnostics");
+    for n in [1, 3, 7] {
+        let mut records = Vec::new();
+        let mut files = BTreeMap::new();
+        let mut diags = Vec::new();
+        let mut sizes = Vec::new();
+        for k in 1..=n {
+            let (r, f, d) = classify(&root(), "samples", Some((k, n)), tmp.path());
+            sizes.push(r.len());
+            records.extend(r);
+            for (path, entry) in f {
+                assert!(files.insert(path.clone(), entry).is_none(), "{path} accounted for by two shards of {n}");
+            }
+            diags.extend(d);
+        }
+        records.sort();
+        diags.sort();
+        assert_eq!(records, whole.0, "the verdicts of {n} shards are the unsharded verdicts");
+        assert_eq!(files, whole.1, "the accounting of {n} shards is the unsharded accounting");
+        assert_eq!(diags, whole.2, "the diagnostics of {n} shards are the unsharded ones");
+        if n > 1 {
+            assert!(sizes.iter().all(|&s| s > 0), "no shard of {n} is empty: {sizes:?}");
+        }
+    }
+}
+
+#[test]
+fn a_shard_does_not_depend_on_where_the_inputs_are() {
+    let tmp = tempdir();
+    let copy = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&copy).unwrap();
+    let status = std::process::Command::new("cp").arg("-r").arg(root().join("samples/study")).arg(&copy).status().unwrap();
+    assert!(status.success());
+    let ids = |dir: &Path| {
+        let (records, _, _) = classify(dir, "study", Some((2, 3)), tmp.path());
+        records.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["trajectory_id"].to_string()).collect::<Vec<_>>()
+    };
+    let here = ids(&root().join("samples"));
+    assert!(!here.is_empty());
+    assert_eq!(here, ids(&copy), "the same shard holds the same trajectories from another place");
+}
+
+#[test]
+fn a_malformed_shard_is_a_usage_error() {
+    for bad in ["0/3", "4/3", "x"] {
+        let r = coroner_in(&root(), &["classify", "samples/study", "--shard", bad]);
+        assert_eq!(r.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&r.stderr).contains("K/N"), "{bad}");
+    }
+}
