@@ -61,6 +61,11 @@ class CoronerError(Exception):
         first = next((line.strip() for line in diagnostics.splitlines() if line.strip()), "")
         super().__init__(f"coroner exited {code}: {first}")
 
+    def __reduce__(self) -> Any:
+        # Rebuilt from its fields, so it crosses processes whole (a Ray task's error reaches
+        # the driver as itself, not as an unpicklable stand-in).
+        return (CoronerError, (self.code, self.diagnostics, self.command))
+
 
 @dataclass(frozen=True)
 class Quarantined:

@@ -124,3 +124,11 @@ def test_show_and_spotcheck_round_trip(tmp_path):
     assert rows[0].startswith("item,") and len(rows) > 3
     score = coroner.spotcheck_score(s.sheet, s.key)
     assert "kappa" in score or "agreement" in score, list(score)
+
+
+def test_errors_cross_processes_whole():
+    import pickle
+
+    e = coroner.CoronerError(2, "coroner::report::fail_if\n  x failed to read --fail-if", ["coroner", "report"])
+    back = pickle.loads(pickle.dumps(e))
+    assert (back.code, back.diagnostics, back.command, str(back)) == (e.code, e.diagnostics, e.command, str(e))
