@@ -57,6 +57,47 @@ fn the_shards_union_into_the_unsharded_run() {
 }
 
 #[test]
+fn shards_from_a_manifest_union_into_the_walked_run() {
+    let tmp = tempdir();
+    let manifest = tmp.path().join("manifest.jsonl");
+    let r = coroner_in(&root(), &["manifest", "samples", "-o", manifest.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let lines = std::fs::read_to_string(&manifest).unwrap();
+    assert!(lines.lines().count() > 300 && lines.contains("\"sha256\":\"") && lines.contains("\"adapter\":\"harbor\""));
+    let whole = classify(&root(), "samples", None, tmp.path());
+    let (mut records, mut files, mut diags) = (Vec::new(), BTreeMap::new(), Vec::new());
+    for k in 1..=3 {
+        let (lines, summary) = (tmp.path().join("v.jsonl"), tmp.path().join("s.json"));
+        let spec = format!("{k}/3");
+        let args = [
+            "classify",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--shard",
+            &spec,
+            "-q",
+            "-o",
+            lines.to_str().unwrap(),
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ];
+        let r = coroner_in(&root(), &args);
+        assert!(matches!(r.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&r.stderr));
+        records.extend(std::fs::read_to_string(&lines).unwrap().lines().map(String::from));
+        let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        for f in s["files"].as_array().unwrap() {
+            assert!(files.insert(f["path"].as_str().unwrap().to_string(), f.to_string()).is_none());
+        }
+        diags.extend(s["diagnostics"].as_array().unwrap().iter().map(ToString::to_string));
+    }
+    records.sort();
+    diags.sort();
+    assert_eq!(records, whole.0, "the verdicts of 3 shards read from a manifest are the walked run's");
+    assert_eq!(files, whole.1, "and so is their accounting");
+    assert_eq!(diags, whole.2, "and their diagnostics");
+}
+
+#[test]
 fn a_shard_does_not_depend_on_where_the_inputs_are() {
     let tmp = tempdir();
     let copy = tmp.path().join("elsewhere");

@@ -1,8 +1,10 @@
 """coroner on Ray: a classification split into shards, one Ray task each, written as one Parquet
 dataset that polars, DuckDB, Spark and pandas read as it is.
 
-Each task runs ``coroner classify --shard K/N`` (a deterministic 1/N of the transcripts, chosen
-by a hash of each one's path relative to its input root; see the README's "Scale out") and writes
+The driver lists the inputs once (``coroner manifest``: paths, sizes, hashes, detected formats);
+each task runs ``coroner classify --manifest … --shard K/N`` (a deterministic 1/N of the
+transcripts, chosen by a hash of each one's path relative to its input root; see the README's
+"Scale out"), which opens only its own files, their companions and the outcome files, and writes
 ``part-K-of-N.parquet`` with the accounting of the files it owns beside it in ``_accounting/``.
 The parts union into exactly what one ``coroner classify`` of the same inputs writes. A task
 writes to a temporary name and renames, so a retried task (Ray retries a failed one) leaves the
@@ -101,7 +103,16 @@ def classify(
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
         return None if v is None else [os.path.abspath(p) for p in _paths(v)]
 
-    args = absolute(paths) or []
+    # The inputs are walked and detected once, here; each shard opens only its own files,
+    # their companions and the outcome files (`coroner manifest`, then `--manifest`).
+    manifest = outp.resolve() / "_manifest.jsonl"
+    listing = ["manifest", *(absolute(paths) or []), "-o", str(manifest)]
+    if rules:
+        listing += ["--rules", os.path.abspath(rules)]
+    if format:
+        listing += ["--input-format", format]
+    run(*listing)
+    args = ["--manifest", str(manifest)]
     args += _many("--registry", absolute(registry)) + _many("--verdicts", absolute(verdicts))
     if rules:
         args += ["--rules", os.path.abspath(rules)]

@@ -21,7 +21,7 @@ use crate::util::display_path;
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
     /// Transcript files, run directories, or coroner JSONL.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "manifest")]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub classify: ClassifyOptions,
@@ -29,6 +29,10 @@ pub struct ClassifyArgs {
     /// for JSONL on stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Read the inputs from a manifest (`coroner manifest`) instead of walking them: with
+    /// `--shard`, only the shard's own files, their companions and the outcome files are opened.
+    #[arg(long, value_name = "manifest.jsonl")]
+    pub manifest: Option<PathBuf>,
     /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
     /// hash of each one's path relative to its input root, with the accounting of the files
     /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
@@ -146,6 +150,7 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         verdicts: a.classify.verdicts.clone(),
         format: a.classify.input_format.clone(),
         shard: a.shard,
+        manifest: a.manifest.clone(),
         ..IngestOptions::default()
     };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and

@@ -17,7 +17,7 @@ use crate::model::Trajectory;
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Transcript files or run directories.
-    #[arg(required_unless_present = "list_formats")]
+    #[arg(required_unless_present_any = ["list_formats", "manifest"])]
     pub paths: Vec<PathBuf>,
     /// List the formats coroner reads (name, role, versions read, description) and exit.
     #[arg(long)]
@@ -37,6 +37,10 @@ pub struct IngestArgs {
     /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Read the inputs from a manifest (`coroner manifest`) instead of walking them: with
+    /// `--shard`, only the shard's own files, their companions and the outcome files are opened.
+    #[arg(long, value_name = "manifest.jsonl")]
+    pub manifest: Option<PathBuf>,
     /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
     /// hash of each one's path relative to its input root, with the accounting of the files
     /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.

@@ -6,6 +6,7 @@ mod error;
 #[cfg(feature = "bench")]
 mod gen_corpus;
 mod ingest;
+mod manifest;
 mod output;
 mod predict;
 mod registry;
@@ -37,6 +38,7 @@ pub struct Cli {
 pub enum Command {
     Ingest(ingest::IngestArgs),
     Classify(classify::ClassifyArgs),
+    Manifest(manifest::ManifestArgs),
     Rules(rules::RulesArgs),
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
@@ -67,6 +69,7 @@ where
     let result = match cli.command {
         Command::Ingest(a) => ingest::run(&a),
         Command::Classify(a) => classify::run(&a),
+        Command::Manifest(a) => manifest::run(&a),
         Command::Rules(a) => rules::run(&a),
         Command::Report(a) => report::run(&a),
         Command::Compare(a) => compare::run(&a),

@@ -6,6 +6,7 @@ pub mod detect;
 pub mod diag;
 pub mod format;
 pub mod join;
+pub mod manifest;
 pub mod outcomes;
 pub mod pipeline;
 pub mod probe;

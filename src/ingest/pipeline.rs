@@ -36,6 +36,8 @@ pub struct IngestOptions {
     pub formats: Vec<std::sync::Arc<crate::rules::FormatMapping>>,
     /// `--shard K/N`: only the transcripts (and the accounting) of this shard.
     pub shard: Option<super::shard::Shard>,
+    /// `--manifest`: the files and their formats from `coroner manifest` instead of a walk.
+    pub manifest: Option<PathBuf>,
 }
 
 /// What happened to one input file.
@@ -93,6 +95,9 @@ pub enum IngestError {
     #[error("failed to use the format mapping {1}: `{0}` is the name of a built-in format")]
     #[diagnostic(code(coroner::rules::format_name), help("rename the mapping; `coroner ingest --list-formats` lists the built-in formats"))]
     FormatNameTaken(String, String),
+    #[error("failed to {0}")]
+    #[diagnostic(code(coroner::usage::manifest), help("write one with `coroner manifest INPUT... -o manifest.jsonl`"))]
+    Manifest(String),
     #[error("failed to read any input: no files were found")]
     #[diagnostic(code(coroner::usage::no_input), help("name a transcript file or a run directory"))]
     NoInput,
@@ -126,6 +131,34 @@ fn batch_end(sizes: &[u64], start: usize, max_units: usize, budget: u64) -> usiz
     end.max((start + 1).min(sizes.len()))
 }
 
+/// The adapters a run uses (the built-in ones and the rules' format mappings) and the one
+/// `--format` forces.
+fn adapters_for(opts: &IngestOptions) -> Result<(Vec<&'static dyn Adapter>, Option<&'static dyn Adapter>), IngestError> {
+    let mapped = adapters::mapped::adapters(&opts.formats).map_err(|(name, file)| IngestError::FormatNameTaken(name, file))?;
+    let all: Vec<&'static dyn Adapter> = adapters::all().iter().copied().chain(mapped).collect();
+    let forced =
+        match &opts.format {
+            None => None,
+            Some(name) => Some(all.iter().copied().find(|a| a.name() == name).ok_or_else(|| {
+                IngestError::UnknownFormatName(name.clone(), all.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "))
+            })?),
+        };
+    Ok((all, forced))
+}
+
+/// The manifest of `opts.inputs` (see [`super::manifest`]): every file with its detection.
+///
+/// # Errors
+/// As [`run`], before any input is read.
+pub fn manifest(opts: &IngestOptions) -> Result<Vec<super::manifest::Entry>, IngestError> {
+    let (all, forced) = adapters_for(opts)?;
+    let entries = super::manifest::build(&opts.inputs, &all, forced);
+    if entries.is_empty() {
+        return Err(IngestError::NoInput);
+    }
+    Ok(entries)
+}
+
 /// Runs ingest, handing every trajectory to `sink` in a deterministic order.
 ///
 /// # Errors
@@ -145,18 +178,17 @@ pub fn run_map<T: Send>(
     map: &(dyn Fn(Trajectory) -> T + Sync),
     sink: &mut dyn FnMut(T) -> std::io::Result<()>,
 ) -> Result<Summary, IngestError> {
-    let mapped = adapters::mapped::adapters(&opts.formats).map_err(|(name, file)| IngestError::FormatNameTaken(name, file))?;
-    let all: Vec<&'static dyn Adapter> = adapters::all().iter().copied().chain(mapped).collect();
+    let (all, forced) = adapters_for(opts)?;
     let all = all.as_slice();
-    let forced =
-        match &opts.format {
-            None => None,
-            Some(name) => Some(all.iter().copied().find(|a| a.name() == name).ok_or_else(|| {
-                IngestError::UnknownFormatName(name.clone(), all.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "))
-            })?),
-        };
     let mut summary = Summary::default();
-    let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = walk::collect(&opts.inputs);
+    let listed = match &opts.manifest {
+        Some(m) => Some(super::manifest::read(m).map_err(IngestError::Manifest)?),
+        None => None,
+    };
+    let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = match &listed {
+        Some(entries) => from_manifest(entries),
+        None => walk::collect(&opts.inputs),
+    };
     // With a shard, a file is accounted for (and a transcript parsed) by one shard only.
     let mine = |key: &str| opts.shard.is_none_or(|s| s.holds(key));
     for e in walk_errors.into_iter().filter(|e| mine(&e.path)) {
@@ -170,10 +202,22 @@ pub fn run_map<T: Send>(
         return Err(IngestError::NoInput);
     }
 
-    // Detect every file (parallel, ordered).
+    // Detect every file (parallel, ordered). From a manifest, a file this shard does not own
+    // keeps the detection written there and is not opened; the shard's own files are probed
+    // again, so their diagnostics are an unsharded run's.
+    let known: std::collections::HashMap<&str, (&str, u64)> =
+        listed.iter().flatten().filter_map(|e| e.adapter.as_deref().map(|a| (e.path.as_str(), (a, e.size)))).collect();
     let (detected, sizes): (Vec<(FileEntry, Detected)>, Vec<u64>) = files
         .into_par_iter()
         .map(|f| {
+            if listed.is_some()
+                && !mine(&f.rel)
+                && let Some((name, size)) = f.path.to_str().and_then(|p| known.get(p))
+                && let Some(adapter) = all.iter().copied().find(|a| a.name() == *name)
+            {
+                let detection = super::format::Detection { strength: super::format::Strength::Marker, reason: "the manifest".into() };
+                return ((f, Detected::Adapter { adapter, detection }), *size);
+            }
             let (d, size) = match Probe::read(&f.path) {
                 Ok(p) => (detect(&p, &f.display, all, forced), p.size),
                 Err(e) => (Detected::Quarantine(super::source::io_error(&f.display, &e)), 0),
@@ -392,6 +436,19 @@ pub fn run_map<T: Send>(
         summary.diagnostics.extend(ds);
     }
     Ok(summary)
+}
+
+/// A manifest's entries as the walk would have found them.
+fn from_manifest(entries: &[super::manifest::Entry]) -> walk::Walked {
+    let mut w = walk::Walked::default();
+    for e in entries {
+        match (e.walk.as_deref(), &e.reason) {
+            (Some("quarantined"), Some(r)) => w.errors.push(InputError::new(InputErrorKind::Io, &e.display, r.clone())),
+            (Some(_), r) => w.skipped.push((e.display.clone(), r.clone().unwrap_or_default())),
+            (None, _) => w.files.push(e.file()),
+        }
+    }
+    w
 }
 
 type Parsed<T> = (Vec<T>, Vec<InputError>, Option<InputError>);

@@ -1,0 +1,118 @@
+//! `coroner manifest`: the walk and the format detection of a run, done once and written down,
+//! so the shards of a large run do not each walk and probe every input again.
+//!
+//! One JSON line per file the walk found: its path (as given), its display and root-relative
+//! paths, size, SHA-256, and the adapter detection chose (or none: a file to skip or quarantine,
+//! which the shard that owns it probes again to give the same diagnostic as an unsharded run).
+//! The walk's own refusals (a FIFO, a broken link, a link to a directory) are lines too. With
+//! `--manifest`, ingest reads this list instead of walking, and trusts its detection for every
+//! file it does not own, so a shard reads only its own files, their companions and the outcome
+//! files every join needs.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::detect::{Detected, detect};
+use super::format::{Adapter, FileEntry};
+use super::probe::Probe;
+use super::walk;
+
+/// One line of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The path to open, as the walk reached it.
+    pub path: String,
+    pub display: String,
+    /// Relative to the input root (what shards hash).
+    pub rel: String,
+    pub size: u64,
+    pub sha256: String,
+    /// The adapter detection chose; `None` for a file to skip or quarantine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The walk refused the entry (`quarantined`) or passed over it (`skipped`), with why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Entry {
+    #[must_use]
+    pub fn file(&self) -> FileEntry {
+        FileEntry { path: PathBuf::from(&self.path), display: self.display.clone(), rel: self.rel.clone() }
+    }
+}
+
+/// Walks `inputs` and detects every file, in the walk's order.
+#[must_use]
+pub fn build(inputs: &[PathBuf], adapters: &[&'static dyn Adapter], forced: Option<&'static dyn Adapter>) -> Vec<Entry> {
+    let walk::Walked { files, errors, skipped } = walk::collect(inputs);
+    let mut out: Vec<Entry> = files
+        .into_par_iter()
+        .map(|f| {
+            let (adapter, size) = match Probe::read(&f.path) {
+                Ok(p) => match detect(&p, &f.display, adapters, forced) {
+                    Detected::Adapter { adapter, .. } => (Some(adapter.name().to_string()), p.size),
+                    _ => (None, p.size),
+                },
+                Err(_) => (None, 0),
+            };
+            Entry {
+                path: f.path.display().to_string(),
+                display: f.display.clone(),
+                rel: f.rel.clone(),
+                size,
+                sha256: super::source::sha256_file(&f.path, &f.display).unwrap_or_default(),
+                adapter,
+                walk: None,
+                reason: None,
+            }
+        })
+        .collect();
+    let refused = |display: String, walk: &str, reason: String| Entry {
+        path: display.clone(),
+        rel: display.clone(),
+        display,
+        size: 0,
+        sha256: String::new(),
+        adapter: None,
+        walk: Some(walk.to_string()),
+        reason: Some(reason),
+    };
+    out.extend(errors.into_iter().map(|e| refused(e.path.clone(), "quarantined", e.message)));
+    out.extend(skipped.into_iter().map(|(d, r)| refused(d, "skipped", r)));
+    out
+}
+
+/// Writes a manifest as JSON Lines.
+///
+/// # Errors
+/// On I/O failure.
+pub fn write(entries: &[Entry], mut to: impl Write) -> std::io::Result<()> {
+    for e in entries {
+        serde_json::to_writer(&mut to, e)?;
+        to.write_all(b"\n")?;
+    }
+    to.flush()
+}
+
+/// Reads a manifest.
+///
+/// # Errors
+/// An unreadable file or a line that is not an entry, with its line number.
+pub fn read(path: &Path) -> Result<Vec<Entry>, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("read the manifest {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| format!("read the manifest {}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(&line).map_err(|e| format!("read line {} of the manifest {}: {e}", i + 1, path.display()))?);
+    }
+    Ok(out)
+}
