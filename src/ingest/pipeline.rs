@@ -131,9 +131,12 @@ fn batch_end(sizes: &[u64], start: usize, max_units: usize, budget: u64) -> usiz
     end.max((start + 1).min(sizes.len()))
 }
 
+/// Every adapter a run may use, and the one `--format` forces.
+type Adapters = (Vec<&'static dyn Adapter>, Option<&'static dyn Adapter>);
+
 /// The adapters a run uses (the built-in ones and the rules' format mappings) and the one
 /// `--format` forces.
-fn adapters_for(opts: &IngestOptions) -> Result<(Vec<&'static dyn Adapter>, Option<&'static dyn Adapter>), IngestError> {
+fn adapters_for(opts: &IngestOptions) -> Result<Adapters, IngestError> {
     let mapped = adapters::mapped::adapters(&opts.formats).map_err(|(name, file)| IngestError::FormatNameTaken(name, file))?;
     let all: Vec<&'static dyn Adapter> = adapters::all().iter().copied().chain(mapped).collect();
     let forced =
