@@ -94,6 +94,8 @@ def classify(
     back; each shard's task takes ``cpus_per_shard`` CPUs and runs coroner with as many threads."""
     import ray  # type: ignore[import-not-found,unused-ignore]
 
+    if not ray.is_initialized():
+        ray.init()
     n = shards or max(1, 4 * int(ray.cluster_resources().get("CPU", 1)))
     outp = Path(out)
     (outp / "_accounting").mkdir(parents=True, exist_ok=True)
