@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::ingest::ScaleArgs;
 use super::{CliError, Done};
 use crate::classify::emit::{Emit, atif, scout};
 use crate::classify::{Classifier, Options};
@@ -29,15 +30,8 @@ pub struct ClassifyArgs {
     /// for JSONL on stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Read the inputs from a manifest (`coroner manifest`) instead of walking them: with
-    /// `--shard`, only the shard's own files, their companions and the outcome files are opened.
-    #[arg(long, value_name = "manifest.jsonl")]
-    pub manifest: Option<PathBuf>,
-    /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
-    /// hash of each one's path relative to its input root, with the accounting of the files
-    /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::ingest::shard::Shard>,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
     /// Write the accounting of every input (ingested, skipped, quarantined, with diagnostics)
     /// as JSON here, as `ingest --summary-json` does.
     #[arg(long, value_name = "FILE")]
@@ -149,8 +143,8 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         inputs: a.inputs.clone(),
         verdicts: a.classify.verdicts.clone(),
         format: a.classify.input_format.clone(),
-        shard: a.shard,
-        manifest: a.manifest.clone(),
+        shard: a.scale.shard,
+        manifest: a.scale.manifest.clone(),
         ..IngestOptions::default()
     };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and

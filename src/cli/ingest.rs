@@ -37,15 +37,8 @@ pub struct IngestArgs {
     /// Output file: `.jsonl` (default, lossless) or `.parquet`; `-` or absent for stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Read the inputs from a manifest (`coroner manifest`) instead of walking them: with
-    /// `--shard`, only the shard's own files, their companions and the outcome files are opened.
-    #[arg(long, value_name = "manifest.jsonl")]
-    pub manifest: Option<PathBuf>,
-    /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
-    /// hash of each one's path relative to its input root, with the accounting of the files
-    /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::ingest::shard::Shard>,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
     /// Also write the accounting of every input as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
@@ -108,7 +101,7 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         inputs: a.paths.clone(),
         format: a.format.clone(),
         verdicts: a.verdicts.clone(),
-        shard: a.shard,
+        shard: a.scale.shard,
         ..IngestOptions::default()
     };
     let mut broken_pipe = false;
@@ -152,6 +145,20 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
 pub(crate) fn write_summary_json(p: &std::path::Path, summary: &Summary) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(&summary_json(summary)).unwrap_or_default();
     std::fs::write(p, json + "\n").map_err(|e| CliError::write(p.display(), e))
+}
+
+/// Where the inputs come from and which share of them to do, for `ingest` and `classify`.
+#[derive(Debug, Clone, Args)]
+pub struct ScaleArgs {
+    /// Read the inputs from a manifest (`coroner manifest`) instead of walking them: with
+    /// `--shard`, only the shard's own files, their companions and the outcome files are opened.
+    #[arg(long, value_name = "manifest.jsonl")]
+    pub manifest: Option<PathBuf>,
+    /// Only shard K of N (`--shard 2/8`): a deterministic 1/N of the transcripts, chosen by a
+    /// hash of each one's path relative to its input root, with the accounting of the files
+    /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::ingest::shard::Shard>,
 }
 
 /// Quarantined inputs listed by name in the summary; the rest are counted.
