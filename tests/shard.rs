@@ -121,3 +121,35 @@ fn a_malformed_shard_is_a_usage_error() {
         assert!(String::from_utf8_lossy(&r.stderr).contains("K/N"), "{bad}");
     }
 }
+
+#[test]
+fn a_report_of_the_shards_parquet_parts_is_the_report_of_the_transcripts() {
+    let tmp = tempdir();
+    let ds = tmp.path().join("dataset");
+    std::fs::create_dir_all(&ds).unwrap();
+    for k in 1..=3 {
+        let part = ds.join(format!("part-{k}-of-3.parquet"));
+        let spec = format!("{k}/3");
+        let r = coroner_in(
+            &root(),
+            &["classify", "samples/study/arm-a", "samples/study/arm-b", "--shard", &spec, "-q", "-o", part.to_str().unwrap()],
+        );
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    for format in ["json", "markdown"] {
+        let of_parts = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", format, "-q"]);
+        let of_transcripts = coroner_in(&root(), &["report", "samples/study/arm-a", "samples/study/arm-b", "--format", format, "-q"]);
+        assert_eq!(of_parts.status.code(), Some(0), "{}", String::from_utf8_lossy(&of_parts.stderr));
+        assert!(!of_parts.stdout.is_empty());
+        assert_eq!(of_parts.stdout, of_transcripts.stdout, "the {format} report of the dataset is the transcripts' report");
+    }
+    let arms = ["mini-swe-agent/anthropic/claude-sonnet-4", "terminus-2/anthropic/claude-sonnet-4"];
+    let c = coroner_in(&root(), &["compare", arms[0], arms[1], ds.to_str().unwrap()]);
+    let t = coroner_in(&root(), &["compare", arms[0], arms[1], "samples/study/arm-a", "samples/study/arm-b"]);
+    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    assert!(String::from_utf8_lossy(&c.stdout).contains("no detectable difference"));
+    assert_eq!(c.stdout, t.stdout, "the comparison of the dataset is the transcripts' comparison");
+    // The HTML report's pages need trajectories, which a dataset does not hold.
+    let h = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--html", tmp.path().join("site").to_str().unwrap()]);
+    assert_eq!(h.status.code(), Some(2));
+}

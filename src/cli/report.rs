@@ -109,6 +109,21 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
                 .with_help(format!("from a coroner checkout, `coroner report` runs {DEFAULT_STUDY}")));
         }
     }
+    // A dataset of verdicts (the Parquet parts of a sharded run) stands for its transcripts.
+    if let [dir] = inputs.as_slice()
+        && a.arm.is_empty()
+        && !crate::study::dataset::parts(dir).is_empty()
+    {
+        if also.is_some() {
+            return Err(CliError::usage(format!(
+                "failed to write the HTML report of {}: a dataset holds verdicts, not the trajectories its pages show",
+                dir.display()
+            ))
+            .with_help("give the transcripts (or the study file) for --html, or leave it out (--no-html with --out)"));
+        }
+        let run = crate::study::dataset::study(dir, &rules.digest).map_err(|e| CliError::usage(format!("failed to {e}")))?;
+        return Ok((run, rules, None));
+    }
     let mut diagnostics = Vec::new();
     let study_file = (inputs.len() == 1 && inputs[0].extension().is_some_and(|e| e == "toml")).then(|| inputs[0].clone());
     let result = if let Some(path) = &study_file {

@@ -173,5 +173,6 @@ mod tests {
     }
 }
 
+pub mod dataset;
 pub mod run;
 pub use run::{Also, ArmRun, StudyRun, run_inputs, run_study};

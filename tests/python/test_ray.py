@@ -88,6 +88,11 @@ def test_a_ray_classification_equals_one_process(tmp_path, cluster):
     assert len(paths) == len(set(paths)), "every file accounted for by one shard"
     assert sum(f["status"] == "ingested" for f in acct["files"]) == N
 
+    # The dataset is a study for the report: its verdicts table is the classification's.
+    rep = coroner.report(str(ds.path))
+    assert rep.verdicts.sort("trajectory_id").equals(a)
+    assert rep.arms["trials"].to_list() == [N] and rep.arms["passed"].to_list() == [N // 3 + 1]
+
     # A shard run again (as Ray retries a failed task) leaves the same part, byte for byte.
     part = sorted((tmp_path / "dataset").glob("part-*.parquet"))[3]
     before = part.read_bytes()

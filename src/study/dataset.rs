@@ -1,0 +1,173 @@
+//! A study read back from a dataset of verdicts: the Parquet parts that sharded runs write
+//! (`classify --shard K/N -o DIR/part-K-of-N.parquet`, `coroner.ray.classify`), with their
+//! accounting in `DIR/_accounting/*.json`. `report` and `compare` take such a directory in place
+//! of transcripts: verdicts only, the trajectories are not read again.
+//!
+//! A part holds the columns of `verdicts.parquet` (`classify::table::verdict_frame`); each row
+//! is reshaped into a verdict's JSON (the mechanics under `mechanics`, the `;`-joined lists
+//! split, the evidence parsed) and read with the verdict's own deserializer, so a column the
+//! frame gains is a compile-free change here. What the frame does not carry (the per-tool call
+//! counts) stays empty. Every verdict of the dataset is held in memory, as for a study run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use serde_json::{Map, Value};
+
+use super::{ArmRun, BudgetSpec, StudyRun};
+use crate::model::Verdict;
+
+/// The columns of a verdict row that are not mechanics.
+const TOP: &[&str] = &[
+    "trajectory_id",
+    "task_id",
+    "arm",
+    "trial",
+    "harness",
+    "model",
+    "outcome",
+    "primary",
+    "classes",
+    "flags",
+    "registry_source",
+    "reason",
+    "evidence",
+    "source",
+];
+/// `;`-joined lists.
+const LISTS: &[&str] = &["classes", "flags", "test_files_changed", "config_files_changed"];
+/// Derived columns with no field of their own.
+const DERIVED: &[&str] = &["evidence_steps"];
+
+/// The parts of a dataset directory, in name order; empty when it is not one.
+#[must_use]
+pub fn parts(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "parquet") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("part-"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn reshape(row: Map<String, Value>) -> Result<Verdict, String> {
+    let mut top = Map::new();
+    let mut mech = Map::new();
+    for (k, v) in row {
+        if DERIVED.contains(&k.as_str()) {
+            continue;
+        }
+        let v = match (k.as_str(), v) {
+            (l, Value::String(s)) if LISTS.contains(&l) => {
+                Value::Array(s.split(';').filter(|x| !x.is_empty()).map(|x| Value::String(x.to_string())).collect())
+            }
+            ("evidence", Value::String(s)) => serde_json::from_str(&s).map_err(|e| format!("evidence: {e}"))?,
+            (_, v) => v,
+        };
+        if v.is_null() {
+            continue;
+        }
+        if TOP.contains(&k.as_str()) {
+            top.insert(k, v);
+        } else {
+            mech.insert(k, v);
+        }
+    }
+    mech.entry("tool_calls_by_name").or_insert_with(|| Value::Object(Map::new()));
+    top.insert("mechanics".into(), Value::Object(mech));
+    serde_json::from_value(Value::Object(top)).map_err(|e| e.to_string())
+}
+
+/// Reads every verdict of a dataset directory.
+///
+/// # Errors
+/// A part that is not Parquet of verdicts, with its path.
+pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
+    let mut out = Vec::new();
+    for p in parts(dir) {
+        let shown = crate::util::display_path(&p);
+        let file = std::fs::File::open(&p).map_err(|e| format!("read {shown}: {e}"))?;
+        let mut df = ParquetReader::new(file).finish().map_err(|e| format!("read {shown}: {e}"))?;
+        let mut json = Vec::new();
+        JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
+        for (i, line) in json.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
+            let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {} of {shown}: {e}", i + 1))?;
+            out.push(reshape(row).map_err(|e| format!("read row {} of {shown} as a verdict: {e}", i + 1))?);
+        }
+    }
+    Ok(out)
+}
+
+/// The files and records the dataset's shards quarantined, from `_accounting/*.json`.
+fn quarantined(dir: &Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir.join("_accounting")).into_iter().flatten().flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+        let Ok(s) = serde_json::from_str::<Value>(&text) else { continue };
+        n += s["quarantined_files"].as_u64().unwrap_or(0) as usize + s["quarantined_records"].as_u64().unwrap_or(0) as usize;
+    }
+    n
+}
+
+/// A study of a dataset: one arm per `arm` (else harness) value, as for transcripts without a
+/// study file.
+///
+/// # Errors
+/// As [`verdicts`].
+pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
+    let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
+    for v in verdicts(dir)? {
+        by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default().push(v);
+    }
+    let q = quarantined(dir);
+    let n = by_arm.len().max(1);
+    let arms = by_arm
+        .into_iter()
+        .map(|(name, verdicts)| ArmRun {
+            name,
+            files_seen: verdicts.len(),
+            verdicts,
+            budget: BudgetSpec::default(),
+            quarantined: q / n,
+            earliest: None,
+        })
+        .collect();
+    Ok(StudyRun { title: None, arms, rules_digest: rules_digest.to_string(), registries: BTreeMap::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Mechanics;
+
+    #[test]
+    fn a_verdict_survives_its_parquet_row() {
+        let v = Verdict {
+            trajectory_id: "t#1".into(),
+            task_id: "t".into(),
+            arm: Some("a".into()),
+            trial: 2,
+            harness: "h".into(),
+            model: None,
+            outcome: crate::model::OutcomeStatus::Failed,
+            primary: Some("worked_then_wrong".into()),
+            classes: vec!["worked_then_wrong".into(), "early_resignation".into()],
+            flags: vec!["unverified".into()],
+            mechanics: Mechanics { steps: 7, test_files_changed: vec!["tests/x.py".into()], ..Mechanics::default() },
+            registry_source: "declared".into(),
+            reason: Some("r".into()),
+            evidence: vec![],
+            source: Some("runs/t.json".into()),
+        };
+        let mut df = crate::classify::table::verdict_frame(&[&v]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        ParquetWriter::new(std::fs::File::create(dir.path().join("part-1-of-1.parquet")).unwrap()).finish(&mut df).unwrap();
+        assert_eq!(verdicts(dir.path()).unwrap(), vec![v]);
+    }
+}
