@@ -153,3 +153,33 @@ fn a_report_of_the_shards_parquet_parts_is_the_report_of_the_transcripts() {
     let h = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--html", tmp.path().join("site").to_str().unwrap()]);
     assert_eq!(h.status.code(), Some(2));
 }
+
+#[test]
+fn a_sharded_dataset_is_hive_partitioned_by_arm_and_reruns_to_the_same_bytes() {
+    let tmp = tempdir();
+    let ds = tmp.path().join("ds");
+    let out = format!("{}/", ds.display());
+    let shard = |k: u32| {
+        let spec = format!("{k}/2");
+        let r = coroner_in(&root(), &["classify", "samples/study/arm-a", "samples/study/arm-b", "--shard", &spec, "-q", "-o", &out]);
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    };
+    shard(1);
+    shard(2);
+    let files = crate::common::files_under(&ds);
+    let names: Vec<&String> = files.keys().collect();
+    for arm in ["arm=mini-swe-agent%2Fanthropic%2Fclaude-sonnet-4", "arm=terminus-2%2Fanthropic%2Fclaude-sonnet-4"] {
+        for k in 1..=2 {
+            let part = format!("{arm}/part-0000{k}-of-00002.parquet");
+            assert!(files.contains_key(&part), "{part} in {names:?}");
+        }
+    }
+    assert!(files.contains_key("_accounting/part-00001-of-00002.json") && files.contains_key("_accounting/part-00002-of-00002.json"));
+    assert!(!names.iter().any(|n| n.contains("inflight")), "no temporary file left: {names:?}");
+    // A shard run again (a retried task) leaves the same bytes.
+    shard(2);
+    assert_eq!(crate::common::files_under(&ds), files);
+    let of_parts = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", "json", "-q"]);
+    let of_transcripts = coroner_in(&root(), &["report", "samples/study/arm-a", "samples/study/arm-b", "--format", "json", "-q"]);
+    assert_eq!(of_parts.stdout, of_transcripts.stdout, "{}", String::from_utf8_lossy(&of_parts.stderr));
+}

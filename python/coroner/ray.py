@@ -5,7 +5,8 @@ The driver lists the inputs once (``coroner manifest``: paths, sizes, hashes, de
 each task runs ``coroner classify --manifest … --shard K/N`` (a deterministic 1/N of the
 transcripts, chosen by a hash of each one's path relative to its input root; see the README's
 "Scale out"), which opens only its own files, their companions and the outcome files, and writes
-``part-K-of-N.parquet`` with the accounting of the files it owns beside it in ``_accounting/``.
+its verdicts as hive-partitioned parts, ``arm=…/part-K-of-N.parquet``, with the accounting of the
+files it owns in ``_accounting/``.
 The parts union into exactly what one ``coroner classify`` of the same inputs writes. A task
 writes to a temporary name and renames, so a retried task (Ray retries a failed one) leaves the
 same part, byte for byte, and never a half-written one.
@@ -31,7 +32,7 @@ __all__ = ["classify", "read", "Dataset"]
 
 @dataclass
 class Dataset:
-    """A classification written as Parquet parts: ``path`` holds ``part-*.parquet`` and
+    """A classification written as Parquet parts: ``path`` holds ``arm=…/part-*.parquet`` and
     ``_accounting/part-*.json``."""
 
     path: Path
@@ -55,24 +56,22 @@ class Dataset:
 
 
 def read(path: PathLike) -> pl.DataFrame:
-    """The verdicts of a dataset written by :func:`classify` (all its parts, in shard order)."""
-    parts = sorted(Path(path).glob("part-*.parquet"))
+    """The verdicts of a dataset written by :func:`classify` or ``coroner classify -o DIR/``: all
+    its parts (``arm=…/part-K-of-N.parquet``), in path order, as the files hold them (a reader
+    with hive partitioning on, such as ``pl.read_parquet(f"{path}/**/*.parquet",
+    hive_partitioning=True)``, fills ``arm`` from the directory instead)."""
+    parts = sorted(Path(path).rglob("part-*.parquet"))
     if not parts:
         raise FileNotFoundError(f"no part-*.parquet in {path}")
     return pl.concat([pl.read_parquet(p) for p in parts], how="vertical")
 
 
 def _shard(args: List[str], out: str, k: int, n: int, threads: int) -> str:
-    """One shard, in a Ray worker: classify it into a temporary part, then rename it."""
-    name = f"part-{k:05d}-of-{n:05d}"
-    part, acct = Path(out, f"{name}.parquet"), Path(out, "_accounting", f"{name}.json")
-    # The output's format follows its extension: the temporary name keeps `.parquet`.
-    tmp_part, tmp_acct = part.with_name(f".{name}.inflight.parquet"), acct.with_name(f".{name}.inflight.json")
+    """One shard, in a Ray worker: ``coroner classify --shard K/N -o OUT/``, which writes the
+    shard's hive-partitioned parts (each under a temporary name, then renamed) and its accounting."""
     os.environ["RAYON_NUM_THREADS"] = str(threads)
-    run("classify", *args, "--shard", f"{k}/{n}", "-o", str(tmp_part), "--summary-json", str(tmp_acct), "-q")
-    os.replace(tmp_acct, acct)
-    os.replace(tmp_part, part)
-    return str(part)
+    run("classify", *args, "--shard", f"{k}/{n}", "-o", out.rstrip("/") + "/", "-q")
+    return out
 
 
 def classify(
@@ -99,7 +98,7 @@ def classify(
     n = shards or max(1, 4 * int(ray.cluster_resources().get("CPU", 1)))
     outp = Path(out)
     (outp / "_accounting").mkdir(parents=True, exist_ok=True)
-    for stale in [*outp.glob("part-*.parquet"), *(outp / "_accounting").glob("part-*.json")]:
+    for stale in [*outp.rglob("part-*.parquet"), *(outp / "_accounting").glob("part-*.json")]:
         stale.unlink()
     # Workers run elsewhere (another directory, another machine): every path absolute.
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:

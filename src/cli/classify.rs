@@ -27,7 +27,9 @@ pub struct ClassifyArgs {
     #[command(flatten)]
     pub classify: ClassifyOptions,
     /// Output: `.jsonl` (default; one verdict per line), `.csv` or `.parquet`; `-` or absent
-    /// for JSONL on stdout.
+    /// for JSONL on stdout; a directory (`DIR/`) for a dataset: `DIR/arm=…/part-K-of-N.parquet`
+    /// (hive-partitioned by arm; K/N from `--shard`, else 1/1) with the accounting in
+    /// `DIR/_accounting/`, which `report DIR` and `compare A B DIR` read.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
@@ -148,14 +150,17 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         ..IngestOptions::default()
     };
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
-    // Parquet are columnar and written at the end.
+    // Parquet are columnar and written at the end; so is a dataset (`-o DIR/`: hive-partitioned
+    // Parquet parts, one per arm, named after the shard).
+    let dataset = a.output.as_deref().filter(|p| p.to_string_lossy().ends_with('/') || p.is_dir()).map(std::path::Path::to_path_buf);
     let columnar = a
         .output
         .as_deref()
-        .filter(|p| p.as_os_str() != "-" && matches!(p.extension().and_then(|e| e.to_str()), Some("csv" | "parquet")))
+        .filter(|p| dataset.is_none() && p.as_os_str() != "-" && matches!(p.extension().and_then(|e| e.to_str()), Some("csv" | "parquet")))
         .map(std::path::Path::to_path_buf);
     let mut jsonl: Option<std::io::BufWriter<Box<dyn Write>>> = match (&columnar, a.output.as_deref()) {
         (Some(_), _) => None,
+        (None, _) if dataset.is_some() => None,
         (None, Some(p)) if p.as_os_str() != "-" => {
             let f = std::fs::File::create(p).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?;
             Some(std::io::BufWriter::new(Box::new(f)))
@@ -212,6 +217,13 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         (None, None) => Ok(()),
     };
     write.map_err(|e| CliError::write("verdicts", e))?;
+    if let Some(dir) = &dataset {
+        let (k, n) = a.scale.shard.map_or((1, 1), |s| (s.k, s.n));
+        crate::study::dataset::write_shard(dir, k, n, &kept).map_err(|e| CliError::write(format!("the dataset {}", dir.display()), e))?;
+        let acct = dir.join("_accounting");
+        std::fs::create_dir_all(&acct).map_err(|e| CliError::write(acct.display(), e))?;
+        super::ingest::write_summary_json(&acct.join(format!("part-{k:05}-of-{n:05}.json")), &summary)?;
+    }
     if let (true, Some(dir)) = (emit_scout, &a.emit_dir) {
         let scan = scout::write(dir, &scout_rows, &c.rules.digest).map_err(|e| CliError::write("the Scout scan", e))?;
         super::output::print_stderr(&format!("wrote {} verdicts as the Scout scan {}\n", scout_rows.len(), display_path(&scan)));

@@ -132,6 +132,13 @@ pub enum FinalMessage {
 }
 
 impl Verdict {
+    /// The arm this verdict counts for when no study names arms: its own arm, else its harness
+    /// (`harness/model` as the adapters set it).
+    #[must_use]
+    pub fn arm_or_harness(&self) -> String {
+        self.arm.clone().unwrap_or_else(|| self.harness.clone())
+    }
+
     /// Column names of the flat table (CSV, Parquet); part of coroner's documented output
     /// schema, which the notebooks read.
     pub const COLUMNS: &'static [&'static str] = &[

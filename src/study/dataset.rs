@@ -40,20 +40,55 @@ const LISTS: &[&str] = &["classes", "flags", "test_files_changed", "config_files
 /// Derived columns with no field of their own.
 const DERIVED: &[&str] = &["evidence_steps"];
 
-/// The parts of a dataset directory, in name order; empty when it is not one.
+/// The parts of a dataset directory, in path order: `part-*.parquet` at its top and in its
+/// hive partitions (`arm=…/part-*.parquet`); empty when it is not a dataset.
 #[must_use]
 pub fn parts(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "parquet") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("part-"))
-        })
-        .collect();
+    fn walk(d: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() && depth < 4 && name.contains('=') {
+                walk(&p, depth + 1, out);
+            } else if name.starts_with("part-") && p.extension().is_some_and(|x| x == "parquet") {
+                out.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, 0, &mut v);
     v.sort();
     v
+}
+
+/// Writes `verdicts` as the shard `k` of `n` of a dataset in `dir`: one Parquet part per arm in
+/// its hive partition, `dir/arm=<arm, percent-encoded>/part-K-of-N.parquet`, each written under
+/// a temporary name and renamed (a shard run again leaves the same bytes, never half a file);
+/// a part this shard wrote before for an arm it no longer has is removed. Returns the parts.
+///
+/// # Errors
+/// On I/O or Parquet failure.
+pub fn write_shard(dir: &Path, k: u32, n: u32, verdicts: &[Verdict]) -> std::io::Result<Vec<PathBuf>> {
+    const HIVE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
+    let name = format!("part-{k:05}-of-{n:05}.parquet");
+    for stale in parts(dir).into_iter().filter(|p| p.file_name().is_some_and(|f| f.to_string_lossy() == name)) {
+        std::fs::remove_file(stale)?;
+    }
+    let mut by_arm: BTreeMap<String, Vec<&Verdict>> = BTreeMap::new();
+    for v in verdicts {
+        by_arm.entry(v.arm_or_harness()).or_default().push(v);
+    }
+    let mut written = Vec::new();
+    for (arm, vs) in by_arm {
+        let part_dir = dir.join(format!("arm={}", percent_encoding::utf8_percent_encode(&arm, HIVE)));
+        std::fs::create_dir_all(&part_dir)?;
+        let (tmp, done) = (part_dir.join(format!(".{name}.inflight")), part_dir.join(&name));
+        let mut df = crate::classify::table::verdict_frame(&vs).map_err(std::io::Error::other)?;
+        ParquetWriter::new(std::fs::File::create(&tmp)?).finish(&mut df).map_err(std::io::Error::other)?;
+        std::fs::rename(&tmp, &done)?;
+        written.push(done);
+    }
+    Ok(written)
 }
 
 fn reshape(row: Map<String, Value>) -> Result<Verdict, String> {
@@ -101,6 +136,15 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
             out.push(reshape(row).map_err(|e| format!("read row {} of {shown} as a verdict: {e}", i + 1))?);
         }
     }
+    // The order a walk of the transcripts meets them in (by source path, component by
+    // component; a file's records keep their order, as a file is never split across shards),
+    // whatever the number of shards: sums of floats (cost, wall clock) then come out to the
+    // last bit as they do from the transcripts.
+    out.sort_by(|a, b| {
+        let key = |v: &Verdict| v.source.clone().unwrap_or_default();
+        let (ka, kb) = (key(a), key(b));
+        ka.split('/').cmp(kb.split('/'))
+    });
     Ok(out)
 }
 
@@ -123,7 +167,7 @@ fn quarantined(dir: &Path) -> usize {
 pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
     let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
     for v in verdicts(dir)? {
-        by_arm.entry(v.arm.clone().unwrap_or_else(|| v.harness.clone())).or_default().push(v);
+        by_arm.entry(v.arm_or_harness()).or_default().push(v);
     }
     let q = quarantined(dir);
     let n = by_arm.len().max(1);

@@ -91,9 +91,9 @@ fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
     }
 }
 
-/// The arm a trajectory belongs to when no study names arms: its own arm, else its harness.
+/// The arm a trajectory belongs to when no study names arms.
 fn arm_of(v: &Verdict) -> String {
-    v.arm.clone().unwrap_or_else(|| v.harness.clone())
+    v.arm_or_harness()
 }
 
 /// Loads a registry file, or extracts one from a source directory.

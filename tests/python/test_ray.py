@@ -94,7 +94,11 @@ def test_a_ray_classification_equals_one_process(tmp_path, cluster):
     assert rep.arms["trials"].to_list() == [N] and rep.arms["passed"].to_list() == [N // 3 + 1]
 
     # A shard run again (as Ray retries a failed task) leaves the same part, byte for byte.
-    part = sorted((tmp_path / "dataset").glob("part-*.parquet"))[3]
+    parts = sorted((tmp_path / "dataset").rglob("part-*.parquet"))
+    assert len(parts) == 8 and all(p.parent.name == "arm=mini-swe-agent" for p in parts), parts
+    hive = pl.read_parquet(str(tmp_path / "dataset" / "**" / "*.parquet"), hive_partitioning=True)
+    assert hive.height == N and hive["arm"].unique().to_list() == ["mini-swe-agent"]
+    part = parts[3]
     before = part.read_bytes()
     again = cray.classify([str(corpus)], tmp_path / "dataset", shards=8, verdicts=str(verdicts))
     assert part.read_bytes() == before and again.verdicts().height == N
