@@ -16,25 +16,15 @@ use polars::prelude::*;
 use serde_json::{Map, Value};
 
 use super::{ArmRun, BudgetSpec, StudyRun};
-use crate::model::Verdict;
+use crate::model::{Mechanics, Verdict};
 
-/// The columns of a verdict row that are not mechanics.
-const TOP: &[&str] = &[
-    "trajectory_id",
-    "task_id",
-    "arm",
-    "trial",
-    "harness",
-    "model",
-    "outcome",
-    "primary",
-    "classes",
-    "flags",
-    "registry_source",
-    "reason",
-    "evidence",
-    "source",
-];
+/// The fields of [`Mechanics`], from its JSON Schema (optional ones included), so a row's
+/// columns are sorted into the verdict and its mechanics by the types themselves.
+fn mechanics_fields() -> std::collections::HashSet<String> {
+    let schema = schemars::schema_for!(Mechanics);
+    schema.get("properties").and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default()
+}
+
 /// `;`-joined lists.
 const LISTS: &[&str] = &["classes", "flags", "test_files_changed", "config_files_changed"];
 /// Derived columns with no field of their own.
@@ -91,7 +81,7 @@ pub fn write_shard(dir: &Path, k: u32, n: u32, verdicts: &[Verdict]) -> std::io:
     Ok(written)
 }
 
-fn reshape(row: Map<String, Value>) -> Result<Verdict, String> {
+fn reshape(row: Map<String, Value>, mechanics: &std::collections::HashSet<String>) -> Result<Verdict, String> {
     let mut top = Map::new();
     let mut mech = Map::new();
     for (k, v) in row {
@@ -108,10 +98,10 @@ fn reshape(row: Map<String, Value>) -> Result<Verdict, String> {
         if v.is_null() {
             continue;
         }
-        if TOP.contains(&k.as_str()) {
-            top.insert(k, v);
-        } else {
+        if mechanics.contains(&k) {
             mech.insert(k, v);
+        } else {
+            top.insert(k, v);
         }
     }
     mech.entry("tool_calls_by_name").or_insert_with(|| Value::Object(Map::new()));
@@ -125,6 +115,7 @@ fn reshape(row: Map<String, Value>) -> Result<Verdict, String> {
 /// A part that is not Parquet of verdicts, with its path.
 pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     let mut out = Vec::new();
+    let mechanics = mechanics_fields();
     for p in parts(dir) {
         let shown = crate::util::display_path(&p);
         let file = std::fs::File::open(&p).map_err(|e| format!("read {shown}: {e}"))?;
@@ -133,7 +124,7 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
         JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
         for (i, line) in json.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
             let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {} of {shown}: {e}", i + 1))?;
-            out.push(reshape(row).map_err(|e| format!("read row {} of {shown} as a verdict: {e}", i + 1))?);
+            out.push(reshape(row, &mechanics).map_err(|e| format!("read row {} of {shown} as a verdict: {e}", i + 1))?);
         }
     }
     // The order a walk of the transcripts meets them in (by source path, component by
@@ -188,7 +179,6 @@ pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Mechanics;
 
     #[test]
     fn a_verdict_survives_its_parquet_row() {
@@ -203,10 +193,24 @@ mod tests {
             primary: Some("worked_then_wrong".into()),
             classes: vec!["worked_then_wrong".into(), "early_resignation".into()],
             flags: vec!["unverified".into()],
-            mechanics: Mechanics { steps: 7, test_files_changed: vec!["tests/x.py".into()], ..Mechanics::default() },
+            mechanics: Mechanics {
+                steps: 7,
+                test_files_changed: vec!["tests/x.py".into()],
+                cost_usd: Some(0.25),
+                budget: Some(crate::model::Budget::WallTime),
+                peak_write_file: Some("src/a.py".into()),
+                ..Mechanics::default()
+            },
             registry_source: "declared".into(),
             reason: Some("r".into()),
-            evidence: vec![],
+            evidence: vec![crate::model::Evidence {
+                rule: "worked-progress-then-failed".into(),
+                supports: "worked_then_wrong".into(),
+                steps: vec![3, 5],
+                excerpt: "sed -i".into(),
+                detail: None,
+                source_span: None,
+            }],
             source: Some("runs/t.json".into()),
         };
         let mut df = crate::classify::table::verdict_frame(&[&v]).unwrap();
