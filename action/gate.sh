@@ -20,14 +20,13 @@ SUMMARY="${GITHUB_STEP_SUMMARY:-/dev/stdout}"
 mkdir -p "$OUT"
 
 read -r -a study <<<"$CORONER_STUDY"
-args=(report "${study[@]}" --out "$OUT" --format markdown -q --junit "$OUT/thresholds.xml")
-has_gate=0
+args=(report "${study[@]}" --out "$OUT" --format markdown -q)
+gates=()
 while IFS= read -r t; do
-    [ -n "${t// /}" ] || continue
-    args+=(--fail-if "$t")
-    has_gate=1
+    [ -n "${t// /}" ] && gates+=(--fail-if "$t")
 done <<<"${CORONER_FAIL_IF:-}"
-[ "$has_gate" = 1 ] || args=("${args[@]:0:${#args[@]}-2}")   # no --junit without a threshold
+# --junit lists the thresholds, so it goes only with them.
+[ "${#gates[@]}" = 0 ] || args+=("${gates[@]}" --junit "$OUT/thresholds.xml")
 
 coroner "${args[@]}" >"$OUT/summary.md" 2>"$OUT/report.stderr"
 report_code=$?

@@ -91,12 +91,18 @@ fn atif_round_trip_keeps_the_verdict_and_the_file_valid() {
 
 /// Harbor's own models judge the files, strictly; skipped visibly where they are not installed.
 fn validate_atif(files: &[PathBuf]) {
-    match std::env::var_os("CORONER_ATIF_PYTHON").filter(|p| !p.is_empty()) {
-        None => eprintln!("SKIPPED: CORONER_ATIF_PYTHON is unset (the ATIF schema check needs harbor's models; .ci/run installs them)"),
+    python_check("CORONER_ATIF_PYTHON", "atif_validate.py", files, "the ATIF schema check needs harbor's models");
+}
+
+/// Runs a pinned Python validator (`tests/python/SCRIPT`) with the interpreter `.ci/run` names in
+/// `env`, and fails on its failure; skipped, visibly, where that interpreter is not set.
+fn python_check(env: &str, script: &str, args: &[PathBuf], needs: &str) {
+    match std::env::var_os(env).filter(|p| !p.is_empty()) {
+        None => eprintln!("SKIPPED: {env} is unset ({needs}; .ci/run installs it)"),
         Some(py) => {
             let o = std::process::Command::new(py)
-                .arg(root().join("tests/python/atif_validate.py"))
-                .args(files)
+                .arg(root().join("tests/python").join(script))
+                .args(args)
                 .output()
                 .expect("the validator runs");
             assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
@@ -204,15 +210,5 @@ fn scout_scan_has_scouts_layout_and_columns() {
 /// Inspect Scout's own readers open the scan and find coroner's results in it; skipped visibly
 /// where Scout is not installed.
 fn validate_scout(scan: &Path) {
-    match std::env::var_os("CORONER_SCOUT_PYTHON").filter(|p| !p.is_empty()) {
-        None => eprintln!("SKIPPED: CORONER_SCOUT_PYTHON is unset (the Scout read-back needs inspect-scout; .ci/run installs it)"),
-        Some(py) => {
-            let o = std::process::Command::new(py)
-                .arg(root().join("tests/python/scout_validate.py"))
-                .arg(scan)
-                .output()
-                .expect("the validator runs");
-            assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-        }
-    }
+    python_check("CORONER_SCOUT_PYTHON", "scout_validate.py", &[scan.to_path_buf()], "the Scout read-back needs inspect-scout");
 }

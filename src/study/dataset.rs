@@ -131,11 +131,7 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     // component; a file's records keep their order, as a file is never split across shards),
     // whatever the number of shards: sums of floats (cost, wall clock) then come out to the
     // last bit as they do from the transcripts.
-    out.sort_by(|a, b| {
-        let key = |v: &Verdict| v.source.clone().unwrap_or_default();
-        let (ka, kb) = (key(a), key(b));
-        ka.split('/').cmp(kb.split('/'))
-    });
+    out.sort_by(|a, b| a.source.as_deref().unwrap_or("").split('/').cmp(b.source.as_deref().unwrap_or("").split('/')));
     Ok(out)
 }
 

@@ -91,11 +91,6 @@ fn keep_earliest(earliest: &mut Option<String>, candidate: Option<String>) {
     }
 }
 
-/// The arm a trajectory belongs to when no study names arms.
-fn arm_of(v: &Verdict) -> String {
-    v.arm_or_harness()
-}
-
 /// Loads a registry file, or extracts one from a source directory.
 ///
 /// # Errors
@@ -246,11 +241,11 @@ pub fn run_inputs(
         &c.rules,
         &|t| {
             let v = c.classify(&t);
-            let parts = map.map(|m| m(&arm_of(&v), &t, &v)).unwrap_or_default();
+            let parts = map.map(|m| m(&v.arm_or_harness(), &t, &v)).unwrap_or_default();
             (v, first_time(&t), parts)
         },
         &mut |(v, first, parts): (Verdict, Option<String>, Vec<String>)| {
-            let name = arm_of(&v);
+            let name = v.arm_or_harness();
             if let Some(a) = also.as_mut() {
                 (a.sink)(&name, by_arm.get(&name).map_or(0, |e| e.0.len()), parts)?;
             }
