@@ -1,6 +1,7 @@
 //! Study reports on the sample study: table contents checked against ../shared/stats, the
 //! Markdown snapshot, readable charts, deterministic files, and `coroner compare`.
 
+use coroner::report::tally::ArmTally;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -237,7 +238,7 @@ fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_nam
     // Unpaired: 8 tasks against 24, no task in common.
     let a: Vec<_> = (0..8).map(|i| v(&format!("a{i}"), i < 4)).collect();
     let b: Vec<_> = (0..24).map(|i| v(&format!("b{i}"), i < 6)).collect();
-    let c = coroner::report::compare::compare("a", &a, "b", &b);
+    let c = coroner::report::compare::compare(&ArmTally::of("a", &a), &ArmTally::of("b", &b));
     assert!(!c.paired);
     assert_eq!((c.n_a, c.n_b), (8, 24));
     assert_eq!(c.n, 12, "the harmonic mean 2·8·24/32, not the smaller arm");
@@ -248,7 +249,7 @@ fn unequal_unpaired_arms_are_reported_with_both_sizes_and_unshared_tasks_are_nam
     // Paired on the shared tasks; the ones only one arm ran are named, not dropped silently.
     let a: Vec<_> = (0..10).map(|i| v(&format!("t{i}"), i < 5)).collect();
     let b: Vec<_> = (2..12).map(|i| v(&format!("t{i}"), i < 4)).collect();
-    let c = coroner::report::compare::compare("a", &a, "b", &b);
+    let c = coroner::report::compare::compare(&ArmTally::of("a", &a), &ArmTally::of("b", &b));
     assert!(c.paired);
     assert_eq!(c.n, 8);
     assert_eq!(c.one_arm_only, ["t0", "t1", "t10", "t11"]);
@@ -262,7 +263,7 @@ fn comparisons_of_degenerate_arms_stay_finite() {
     let all_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), true)).collect();
     let none_pass: Vec<Verdict> = (0..5).map(|i| v(&format!("t{i}"), false)).collect();
     for (a, b) in [(&all_pass, &all_pass), (&all_pass, &none_pass), (&none_pass, &Vec::new()), (&Vec::new(), &Vec::new())] {
-        let c = coroner::report::compare::compare("a", a, "b", b);
+        let c = coroner::report::compare::compare(&ArmTally::of("a", a), &ArmTally::of("b", b));
         for x in [
             c.difference.estimate,
             c.difference.interval.lo,

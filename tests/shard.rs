@@ -143,6 +143,18 @@ fn a_report_of_the_shards_parquet_parts_is_the_report_of_the_transcripts() {
         assert!(!of_parts.stdout.is_empty());
         assert_eq!(of_parts.stdout, of_transcripts.stdout, "the {format} report of the dataset is the transcripts' report");
     }
+    // The parts read in another order (the first becomes the last) tally to the same bytes:
+    // nothing of the report depends on the order verdicts arrive in, sums of floats included.
+    let before = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", "json", "-q"]);
+    std::fs::rename(ds.join("part-1-of-3.parquet"), ds.join("part-4-of-3.parquet")).unwrap();
+    let after = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", "json", "-q"]);
+    assert_eq!(after.stdout, before.stdout, "the report of the parts in another order");
+    // A dataset is its own verdicts: `--out` writes the tables and charts, not the verdicts again.
+    let out = tmp.path().join("out");
+    let r = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-html", "-q"]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(out.join("arms.csv").is_file() && out.join("steps.svg").is_file() && out.join("report.md").is_file());
+    assert!(!out.join("verdicts.parquet").exists());
     let arms = ["mini-swe-agent/anthropic/claude-sonnet-4", "terminus-2/anthropic/claude-sonnet-4"];
     let c = coroner_in(&root(), &["compare", arms[0], arms[1], ds.to_str().unwrap()]);
     let t = coroner_in(&root(), &["compare", arms[0], arms[1], "samples/study/arm-a", "samples/study/arm-b"]);

@@ -38,6 +38,7 @@ __all__ = [
     "show",
     "spotcheck_sample",
     "spotcheck_score",
+    "read_dataset",
     "binary",
     "run",
     "SpotcheckSample",
@@ -152,6 +153,27 @@ def _many(flag: str, values: Union[None, PathLike, Sequence[PathLike]]) -> List[
     if values is None:
         return []
     return [a for v in _paths(values) for a in (flag, v)]
+
+
+def _parts(root: Path) -> List[Path]:
+    """A dataset's parts, as coroner finds them: ``part-*.parquet`` at its top and in its hive
+    partitions (directories named ``key=value``), in path order."""
+    found = list(root.glob("part-*.parquet"))
+    for d in root.iterdir() if root.is_dir() else []:
+        if d.is_dir() and "=" in d.name:
+            found += [p for p in d.rglob("part-*.parquet") if all("=" in q.name for q in p.relative_to(root).parents if q.name)]
+    return sorted(found)
+
+
+def read_dataset(path: PathLike) -> pl.DataFrame:
+    """The verdicts of a dataset written by ``coroner.ray.classify`` or ``coroner classify -o DIR/``:
+    all its parts (``arm=…/part-K-of-N.parquet``), in path order, as the files hold them (a reader
+    with hive partitioning on, such as ``pl.read_parquet(f"{path}/**/*.parquet",
+    hive_partitioning=True)``, fills ``arm`` from the directory instead)."""
+    parts = _parts(Path(path))
+    if not parts:
+        raise FileNotFoundError(f"no part-*.parquet in {os.fspath(path)}")
+    return pl.concat([pl.read_parquet(p) for p in parts], how="vertical")
 
 
 def _frame(df: pl.DataFrame, backend: Backend) -> Any:
@@ -271,7 +293,8 @@ def report(
             failure_modes=read("failure_modes"),
             mechanics=read("mechanics"),
             per_task=read("per_task"),
-            verdicts=read("verdicts"),
+            # A dataset is its own verdicts (`report` does not write them again).
+            verdicts=read("verdicts") if (where / "verdicts.parquet").exists() else _frame(read_dataset(_paths(study)[0]), backend),
             comparison=json.loads(comparison_file.read_text()) if comparison_file.exists() else None,
             markdown=(where / "report.md").read_text(),
             out=where if keep else None,

@@ -11,8 +11,12 @@ The parts union into exactly what one ``coroner classify`` of the same inputs wr
 writes to a temporary name and renames, so a retried task (Ray retries a failed one) leaves the
 same part, byte for byte, and never a half-written one.
 
-Inputs are paths every worker can read: local paths on one machine, or a shared file system on a
-cluster. Needs ``ray`` (``pip install 'coroner[ray]'``).
+Inputs are paths every worker can read (local paths on one machine, a shared file system on a
+cluster) or URIs of any file system pyarrow reads (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``,
+``file://``), with the credentials pyarrow finds. A URI's tree is copied once, by the driver, into
+``stage`` (by default ``OUT/_inputs``, beside the parts, so it is where the workers read), keeping
+its paths relative to the URI: the shards, chosen by those relative paths, are the ones a local
+copy gives. Needs ``ray`` (``pip install 'coroner[ray]'``), and pyarrow for URIs.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import polars as pl
 
-from . import PathLike, _many, _paths, run
+from . import PathLike, _many, _parts, _paths, read_dataset, run
 
 __all__ = ["classify", "read", "Dataset"]
 
@@ -56,14 +60,35 @@ class Dataset:
 
 
 def read(path: PathLike) -> pl.DataFrame:
-    """The verdicts of a dataset written by :func:`classify` or ``coroner classify -o DIR/``: all
-    its parts (``arm=…/part-K-of-N.parquet``), in path order, as the files hold them (a reader
-    with hive partitioning on, such as ``pl.read_parquet(f"{path}/**/*.parquet",
-    hive_partitioning=True)``, fills ``arm`` from the directory instead)."""
-    parts = sorted(Path(path).rglob("part-*.parquet"))
-    if not parts:
-        raise FileNotFoundError(f"no part-*.parquet in {path}")
-    return pl.concat([pl.read_parquet(p) for p in parts], how="vertical")
+    """The verdicts of a dataset: :func:`coroner.read_dataset`."""
+    return read_dataset(path)
+
+
+def _is_uri(p: PathLike) -> bool:
+    return "://" in os.fspath(p)
+
+
+def _stage(uri: str, into: Path) -> str:
+    """Copies the tree at ``uri`` into ``into`` (pyarrow's file systems), unless a copy of it is
+    there already, and returns the local path that stands for it."""
+    import hashlib
+
+    from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    # The copy keeps the URI's last name: ids hash the path relative to the input, its own
+    # name included, so they are the ones a local copy of the tree gives.
+    where = into / hashlib.sha256(uri.encode()).hexdigest()[:16]
+    done = where.with_suffix(".staged")
+    source, root = fs.FileSystem.from_uri(uri)
+    local = where / (Path(root.rstrip("/")).name or "root")
+    if not done.exists():
+        info = source.get_file_info(root)
+        if info.type == fs.FileType.NotFound:
+            raise FileNotFoundError(uri)
+        where.mkdir(parents=True, exist_ok=True)
+        fs.copy_files(root, str(local.resolve()), source_filesystem=source, destination_filesystem=fs.LocalFileSystem())
+        done.write_text(uri + "\n")
+    return str(local.resolve())
 
 
 def _shard(args: List[str], out: str, k: int, n: int, threads: int) -> str:
@@ -85,12 +110,15 @@ def classify(
     format: Optional[str] = None,
     cpus_per_shard: int = 1,
     max_retries: int = 3,
+    stage: Optional[PathLike] = None,
 ) -> Dataset:
     """Classifies ``paths`` on the Ray cluster this process is connected to (``ray.init`` first;
     without it Ray starts a local one) and returns the dataset written to ``out``.
 
     ``shards`` defaults to four per CPU of the cluster, so a slow shard does not hold the rest
-    back; each shard's task takes ``cpus_per_shard`` CPUs and runs coroner with as many threads."""
+    back; each shard's task takes ``cpus_per_shard`` CPUs and runs coroner with as many threads.
+    Inputs given as URIs (``s3://bucket/runs``) are copied into ``stage`` first (once: a copy
+    already there is reused)."""
     import ray  # type: ignore[import-not-found,unused-ignore]
 
     if not ray.is_initialized():
@@ -98,7 +126,7 @@ def classify(
     n = shards or max(1, 4 * int(ray.cluster_resources().get("CPU", 1)))
     outp = Path(out)
     (outp / "_accounting").mkdir(parents=True, exist_ok=True)
-    for stale in [*outp.rglob("part-*.parquet"), *(outp / "_accounting").glob("part-*.json")]:
+    for stale in [*_parts(outp), *(outp / "_accounting").glob("part-*.json")]:
         stale.unlink()
     # Workers run elsewhere (another directory, another machine): every path absolute.
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
@@ -107,7 +135,9 @@ def classify(
     # The inputs are walked and detected once, here; each shard opens only its own files,
     # their companions and the outcome files (`coroner manifest`, then `--manifest`).
     manifest = outp.resolve() / "_manifest.jsonl"
-    listing = ["manifest", *(absolute(paths) or []), "-o", str(manifest)]
+    staging = Path(stage) if stage is not None else outp / "_inputs"
+    local = [_stage(os.fspath(p), staging) if _is_uri(p) else os.path.abspath(p) for p in _paths(paths)]
+    listing = ["manifest", *local, "-o", str(manifest)]
     if rules:
         listing += ["--rules", os.path.abspath(rules)]
     if format:

@@ -41,10 +41,9 @@ pub struct CompareArgs {
 }
 
 pub fn run(a: &CompareArgs) -> Result<Done, CliError> {
-    let (run, _, _) = super::report::load_study(&a.study)?;
-    let find = |name: &str| run.arm(name).or_else(|| run.arms.iter().find(|x| x.name.eq_ignore_ascii_case(name)));
-    let (Some(x), Some(y)) = (find(&a.a), find(&a.b)) else {
-        let names: Vec<&str> = run.arms.iter().map(|x| x.name.as_str()).collect();
+    let t = super::report::load_tallies(&a.study, None)?;
+    let (Some(x), Some(y)) = (t.arm(&a.a), t.arm(&a.b)) else {
+        let names: Vec<&str> = t.arms.iter().map(|x| x.name.as_str()).collect();
         return Err(CliError::usage(format!("failed to find arms `{}` and `{}`", a.a, a.b))
             .with_help(format!("the arms are: {}", names.join(", "))));
     };
@@ -55,12 +54,12 @@ pub fn run(a: &CompareArgs) -> Result<Done, CliError> {
         unpaired_test: a.unpaired_test,
         unpaired_interval: a.unpaired_interval,
     };
-    let c = crate::report::compare::compare_with(&x.name, &x.verdicts, &y.name, &y.verdicts, methods);
+    let c = crate::report::compare::compare_with(x, y, methods);
     let text = match a.format {
         ReportFormat::Table => crate::report::compare::render(&c, false),
         ReportFormat::Markdown => crate::report::compare::render(&c, true),
         ReportFormat::Json => super::output::json_text(&c),
     };
     super::output::print_stdout(&text).map_err(|e| CliError::write("the comparison", e))?;
-    Ok(Done::partial_if(run.quarantined() > 0))
+    Ok(Done::partial_if(t.quarantined > 0))
 }

@@ -9,6 +9,7 @@ use super::{CliError, Done};
 use crate::report::export::ChartFormats;
 use crate::report::html::Pages;
 use crate::report::render::Fit;
+use crate::report::tally::ArmTally;
 use crate::rules::Rules;
 use crate::study::{Also, Study, StudyRun};
 
@@ -85,6 +86,53 @@ pub struct ReportArgs {
     pub charts: Vec<String>,
 }
 
+/// What `report` and `compare` read: each arm's tally, and the study of transcripts behind
+/// them (`None` for a dataset of verdicts, which is tallied as it is read and never held).
+pub struct Tallied {
+    pub run: Option<StudyRun>,
+    pub title: Option<String>,
+    pub arms: Vec<ArmTally>,
+    pub quarantined: usize,
+    pub rules: Rules,
+}
+
+impl Tallied {
+    #[must_use]
+    pub fn arm(&self, name: &str) -> Option<&ArmTally> {
+        self.arms.iter().find(|x| x.name == name).or_else(|| self.arms.iter().find(|x| x.name.eq_ignore_ascii_case(name)))
+    }
+}
+
+/// The dataset directory the arguments name, if they name one (and no `--arm`).
+fn dataset_dir(a: &StudyArgs) -> Option<PathBuf> {
+    match a.study_or_inputs.as_slice() {
+        [dir] if a.study.is_none() && a.arm.is_empty() && !crate::study::dataset::parts(dir).is_empty() => Some(dir.clone()),
+        _ => None,
+    }
+}
+
+/// [`load_study_with`], tallied; a dataset is tallied part by part instead.
+pub fn load_tallies(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<Tallied, CliError> {
+    if let Some(dir) = dataset_dir(a)
+        && also.is_none()
+    {
+        let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
+        // Each arm tallied as its verdicts are read, none held; the order of the parts does not
+        // change a tally.
+        let mut arms: std::collections::BTreeMap<String, ArmTally> = std::collections::BTreeMap::new();
+        let quarantined = crate::study::dataset::for_each(&dir, &mut |v| {
+            let t = arms.entry(v.arm_or_harness()).or_insert_with_key(|name| ArmTally::new(name, false));
+            let at = t.trials as usize;
+            t.add(&v, at);
+        })
+        .map_err(|e| CliError::usage(format!("failed to {e}")))?;
+        return Ok(Tallied { run: None, title: None, arms: arms.into_values().collect(), quarantined, rules });
+    }
+    let (run, rules, _) = load_study_with(a, also)?;
+    let arms = run.arms.iter().map(|x| ArmTally::of(&x.name, &x.verdicts)).collect();
+    Ok(Tallied { title: run.title.clone(), quarantined: run.quarantined(), arms, run: Some(run), rules })
+}
+
 /// Loads the rules and runs the study (or the inputs) the arguments name.
 pub fn load_study(a: &StudyArgs) -> Result<(StudyRun, Rules, Option<PathBuf>), CliError> {
     load_study_with(a, None)
@@ -159,16 +207,17 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
         Some(dir) => Some(Pages::create(dir).map_err(|e| site_error(dir, e))?),
         None => None,
     };
-    let (run, rules, _) = match pages.as_mut() {
+    let t = match pages.as_mut() {
         Some(p) => {
             let mut sink = |arm: &str, i: usize, parts: Vec<String>| p.write(arm, i, parts);
             let mut also = Also { map: &Pages::render, sink: &mut sink };
-            load_study_with(&a.study, Some(&mut also))?
+            load_tallies(&a.study, Some(&mut also))?
         }
-        None => load_study(&a.study)?,
+        None => load_tallies(&a.study, None)?,
     };
-    let mut report = crate::report::tables::build(&run, &rules);
-    report.gates = crate::report::gate::check(&thresholds, &run, &report, &rules).map_err(CliError::invalid)?;
+    let mut report = crate::report::tables::build_from(t.title.as_deref(), &t.arms, t.quarantined, &t.rules);
+    drop(t.arms);
+    report.gates = crate::report::gate::check(&thresholds, &report, &t.rules).map_err(CliError::invalid)?;
     let text = match a.format {
         ReportFormat::Table => {
             let fit = if std::io::stdout().is_terminal() { Fit::Terminal } else { Fit::None };
@@ -180,13 +229,12 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
     super::output::print_stdout(&text).map_err(|e| CliError::write("the report", e))?;
     if let Some(dir) = &a.out {
         let charts = ChartFormats { svg: a.charts.iter().any(|c| c == "svg"), png: a.charts.iter().any(|c| c == "png") };
-        let files = crate::report::export::write_all(dir, &run, &report, charts)
+        let files = crate::report::export::write_all(dir, t.run.as_ref(), &report, charts)
             .map_err(|e| CliError::write(format!("the report to {}", dir.display()), e))?;
         super::output::print_stderr(&format!("coroner report: wrote {} files to {}\n", files.len(), dir.display()));
     }
-    if let (Some(dir), Some(pages)) = (&site, pages) {
-        let steps = crate::report::export::steps_by_arm(&run);
-        let s = crate::report::html::finish(pages, &run, &report, &steps).map_err(|e| site_error(dir, e))?;
+    if let (Some(dir), Some(pages), Some(run)) = (&site, pages, &t.run) {
+        let s = crate::report::html::finish(pages, run, &report).map_err(|e| site_error(dir, e))?;
         super::output::print_stderr(&format!(
             "coroner report: wrote the HTML report ({} pages, {:.1} MB) to {}; open {}\n",
             s.pages,
@@ -208,5 +256,5 @@ pub fn run(a: &ReportArgs) -> Result<Done, CliError> {
         super::output::print_stderr(&format!("coroner report: threshold crossed: {}\n", crossed.join("; ")));
         return Ok(Done::Gate);
     }
-    Ok(Done::partial_if(run.quarantined() > 0))
+    Ok(Done::partial_if(report.quarantined > 0))
 }

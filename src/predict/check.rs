@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::load::{Loaded, PredictionsError, resolve_arm};
 use super::model::{Claim, Metric, Quantity, Region, Retraction};
 use super::seal::{Lock, SealError, SealProblem};
-use crate::model::{Budget, OutcomeStatus, TerminationKind, Verdict};
+use crate::model::{Budget, TerminationKind, Verdict};
 use crate::stats::{
     self, Adjustment, Interval, PairedDiffMethod, PairedTable, PassMetric, Proportion, ProportionMethod, Sides, TaskTrials,
     UnpairedDiffMethod,
@@ -216,12 +216,14 @@ enum Measure {
     Sampled { sampling: Sampling, estimate: f64, shown: String },
 }
 
+use crate::report::tally::ArmTally;
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
 fn class_share(a: &ArmRun, class: &str) -> Proportion {
-    let counts = crate::report::compare::class_counts(&a.verdicts);
+    let counts = ArmTally::of(&a.name, &a.verdicts).failures;
     Proportion::new(counts.by_class.get(class).copied().unwrap_or(0), counts.failures)
 }
 
@@ -232,14 +234,14 @@ fn measure(c: &Claim, a: &ArmRun, b: Option<&ArmRun>) -> Measure {
     let class = c.class.as_deref().unwrap_or_default();
     match (c.metric, b) {
         (Metric::PassRate, _) => {
-            let eval = crate::report::tables::evaluated(&a.verdicts);
-            let passed = eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
-            if let Some(tasks) = crate::report::tables::clustered_trials(&eval) {
+            let t = ArmTally::of(&a.name, &a.verdicts);
+            let (passed, evaluated) = (t.groups[0].n, t.evaluated);
+            if let Some(tasks) = t.clustered_trials() {
                 let est = stats::pass_k_summary(&tasks, 1, PassMetric::PassAtK, 0.0).estimate.estimate;
-                let shown = format!("{} ({passed}/{} trials, {} tasks)", pct(est), eval.len(), tasks.len());
+                let shown = format!("{} ({passed}/{evaluated} trials, {} tasks)", pct(est), tasks.len());
                 Measure::Sampled { sampling: Sampling::Clustered(tasks), estimate: est, shown }
             } else {
-                let p = Proportion::new(passed, eval.len() as u64);
+                let p = Proportion::new(passed, evaluated);
                 Measure::Sampled { sampling: Sampling::Rate(p), estimate: p.rate(), shown: format!("{passed}/{} ({})", p.n, pct(p.rate())) }
             }
         }
@@ -248,7 +250,7 @@ fn measure(c: &Claim, a: &ArmRun, b: Option<&ArmRun>) -> Measure {
             Measure::Sampled { sampling: Sampling::Rate(p), estimate: p.rate(), shown: format!("{}/{} ({})", p.k, p.n, pct(p.rate())) }
         }
         (Metric::PassRateDiff, Some(b)) => {
-            let cmp = crate::report::compare::compare(&a.name, &a.verdicts, &b.name, &b.verdicts);
+            let cmp = crate::report::compare::compare(&ArmTally::of(&a.name, &a.verdicts), &ArmTally::of(&b.name, &b.verdicts));
             let pp = |x: f64| format!("{:+.1} pp", 100.0 * x);
             if cmp.paired {
                 let (only_a, only_b) = (cmp.only_a.len() as u64, cmp.only_b.len() as u64);

@@ -213,29 +213,19 @@ where
     Ok(())
 }
 
-fn quartiles(mut v: Vec<f64>) -> Option<[f64; 5]> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        let pos = p * (v.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-    };
-    Some([v[0], q(0.25), q(0.5), q(0.75), v[v.len() - 1]])
-}
-
-fn steps<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult
+fn steps<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let top = steps_by_arm.iter().flatten().copied().fold(1.0, f64::max) * 1.1;
+    let top = r.arms.iter().map(|a| a.steps.max()).fold(1.0, f64::max) * 1.1;
     let names: Vec<String> = r.arms.iter().map(|a| a.arm.clone()).collect();
     let mut chart = arm_chart(root, "Steps per trajectory, per arm", &names, top, "steps")?;
-    for (i, v) in steps_by_arm.iter().enumerate() {
-        let Some([min, q1, med, q3, max]) = quartiles(v.clone()) else { continue };
+    for (i, a) in r.arms.iter().enumerate() {
+        if a.steps.is_empty() {
+            continue;
+        }
+        let [min, q1, med, q3, max] = [0.0, 0.25, 0.5, 0.75, 1.0].map(|p| a.steps.quantile(p));
         let x = i as f64;
         let blue = RGBColor(31, 119, 180);
         chart.draw_series(std::iter::once(Rectangle::new([(x - 0.2, q1), (x + 0.2, q3)], blue.mix(0.35).filled())))?;
@@ -243,7 +233,8 @@ where
         chart.draw_series(std::iter::once(PathElement::new(vec![(x - 0.2, med), (x + 0.2, med)], BLACK.stroke_width(3))))?;
         chart
             .draw_series([(min, q1), (q3, max)].into_iter().map(|(a, b)| PathElement::new(vec![(x, a), (x, b)], BLACK.stroke_width(1))))?;
-        chart.draw_series(v.iter().map(|s| Circle::new((x + 0.3, *s), 2, blue.filled())))?;
+        // One dot per distinct value: dots of equal values would be drawn on one another.
+        chart.draw_series(a.steps.0.keys().map(|s| Circle::new((x + 0.3, f64::from(*s)), 2, blue.filled())))?;
         chart.draw_series(std::iter::once(Text::new(format!("median {med:.0}"), (x + 0.22, med), text_style(13))))?;
     }
     root.present()?;
@@ -255,7 +246,7 @@ fn size_of(name: &str, r: &Report) -> (u32, u32) {
     if h == 0 { (w, 120 + 18 * r.tasks.len().min(MAX_TASK_ROWS) as u32) } else { (w, h) }
 }
 
-fn draw_on<DB: DrawingBackend>(name: &str, root: &DrawingArea<DB, Shift>, r: &Report, steps_by_arm: &[Vec<f64>]) -> DrawResult
+fn draw_on<DB: DrawingBackend>(name: &str, root: &DrawingArea<DB, Shift>, r: &Report) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
@@ -263,7 +254,7 @@ where
         "pass_rate" => pass_rate(root, r),
         "failure_modes" => failure_modes(root, r),
         "per_task" => per_task(root, r),
-        _ => steps(root, r, steps_by_arm),
+        _ => steps(root, r),
     }
 }
 
@@ -271,12 +262,12 @@ where
 ///
 /// # Errors
 /// A drawing failure.
-pub fn svg(name: &str, r: &Report, steps_by_arm: &[Vec<f64>]) -> Result<String, Box<dyn std::error::Error>> {
+pub fn svg(name: &str, r: &Report) -> Result<String, Box<dyn std::error::Error>> {
     register_font();
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, size_of(name, r)).into_drawing_area();
-        draw_on(name, &root, r, steps_by_arm)?;
+        draw_on(name, &root, r)?;
     }
     Ok(s)
 }
@@ -285,8 +276,8 @@ pub fn svg(name: &str, r: &Report, steps_by_arm: &[Vec<f64>]) -> Result<String, 
 ///
 /// # Errors
 /// A drawing or encoding failure.
-pub fn png(name: &str, r: &Report, steps_by_arm: &[Vec<f64>], path: &Path) -> DrawResult {
+pub fn png(name: &str, r: &Report, path: &Path) -> DrawResult {
     register_font();
     let root = BitMapBackend::new(path, size_of(name, r)).into_drawing_area();
-    draw_on(name, &root, r, steps_by_arm)
+    draw_on(name, &root, r)
 }

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::model::{OutcomeStatus, Verdict};
+use super::tally::{ArmTally, TaskTally};
 use crate::stats::{
-    self, ClassComparison, ClassCounts, DEFAULT_CONFIDENCE, Design, Estimate, McNemarMethod, PairedDiffMethod, Proportion, TestResult,
+    self, ClassComparison, DEFAULT_CONFIDENCE, Design, Estimate, McNemarMethod, PairedDiffMethod, Proportion, TestResult,
     UnpairedDiffMethod, UnpairedTest,
 };
 
@@ -90,72 +90,39 @@ pub struct Comparison {
     pub one_arm_only: Vec<String>,
 }
 
-/// The label of a task's result in one arm: `passed`, the primary class, or `unknown`.
-fn label(vs: &[&Verdict]) -> String {
-    let passed = vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count();
-    if passed * 2 > vs.len() {
-        return "passed".into();
-    }
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in vs {
-        *counts
-            .entry(v.primary.as_deref().unwrap_or(if v.outcome == OutcomeStatus::Passed { "passed" } else { "unknown" }))
-            .or_default() += 1;
-    }
-    counts.into_iter().max_by_key(|(c, n)| (*n, std::cmp::Reverse(*c))).map(|(c, _)| c.to_string()).unwrap_or_default()
-}
-
-/// Verdicts by task; infrastructure failures are left out (they say nothing about the arm), so a
-/// task appears only if some trial of it ran.
-fn by_task(vs: &[Verdict]) -> BTreeMap<&str, Vec<&Verdict>> {
-    let mut m: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
-    for v in vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown) {
-        m.entry(v.task_id.as_str()).or_default().push(v);
-    }
-    m
-}
-
-/// Counts of model failures by primary class (infrastructure excluded).
-#[must_use]
-pub fn class_counts(vs: &[Verdict]) -> ClassCounts {
-    let mut classes: BTreeMap<String, u64> = BTreeMap::new();
-    let mut failures = 0;
-    for v in vs.iter().filter(|v| v.primary.is_some() && !v.is_infrastructure()) {
-        failures += 1;
-        *classes.entry(v.primary.clone().unwrap_or_default()).or_default() += 1;
-    }
-    ClassCounts { failures, by_class: classes }
-}
-
 /// Compares arm `a` with arm `b`.
 #[must_use]
-pub fn compare(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict]) -> Comparison {
-    compare_with(a_name, a, b_name, b, Methods::default())
+pub fn compare(a: &ArmTally, b: &ArmTally) -> Comparison {
+    compare_with(a, b, Methods::default())
 }
 
-/// Compares arm `a` with arm `b` with the given methods.
+/// Compares arm `a` with arm `b` with the given methods. Infrastructure failures and unknown
+/// outcomes say nothing about an arm: a task is compared only where some trial of it was
+/// evaluated.
 #[must_use]
-pub fn compare_with(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict], methods: Methods) -> Comparison {
-    let ta = by_task(a);
-    let tb = by_task(b);
-    let all_a: BTreeSet<&str> = a.iter().map(|v| v.task_id.as_str()).collect();
-    let all_b: BTreeSet<&str> = b.iter().map(|v| v.task_id.as_str()).collect();
+pub fn compare_with(a: &ArmTally, b: &ArmTally, methods: Methods) -> Comparison {
+    let (a_name, b_name) = (a.name.as_str(), b.name.as_str());
+    fn evaluated(t: &ArmTally) -> BTreeMap<&str, &TaskTally> {
+        t.tasks.iter().filter(|(_, x)| x.evaluated > 0).map(|(k, x)| (k.as_str(), x)).collect()
+    }
+    let (ta, tb) = (evaluated(a), evaluated(b));
+    let all_a: BTreeSet<&str> = a.tasks.keys().map(String::as_str).collect();
+    let all_b: BTreeSet<&str> = b.tasks.keys().map(String::as_str).collect();
     let shared: BTreeSet<&str> = ta.keys().filter(|k| tb.contains_key(*k)).copied().collect();
     let paired = !shared.is_empty() && shared.len() * 2 >= ta.len().max(tb.len());
     // Tasks both arms were given but one arm never ran (every trial lost to infrastructure).
     let excluded: Vec<String> = all_a.intersection(&all_b).filter(|t| !shared.contains(*t)).map(|t| (*t).to_string()).collect();
     let one_arm_only: Vec<String> = all_a.symmetric_difference(&all_b).map(|t| (*t).to_string()).collect();
-    let class_cmp = stats::compare_classes(&class_counts(a), &class_counts(b), DEFAULT_CONFIDENCE);
-    let pass = |vs: &[&Verdict]| vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() * 2 > vs.len();
+    let class_cmp = stats::compare_classes(&a.failures, &b.failures, DEFAULT_CONFIDENCE);
     if paired {
         let mut oa: BTreeMap<String, bool> = BTreeMap::new();
         let mut ob: BTreeMap<String, bool> = BTreeMap::new();
         let mut transitions: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for t in &shared {
             let (va, vb) = (&ta[t], &tb[t]);
-            oa.insert((*t).to_string(), pass(va));
-            ob.insert((*t).to_string(), pass(vb));
-            let (la, lb) = (label(va), label(vb));
+            oa.insert((*t).to_string(), va.evaluated_pass());
+            ob.insert((*t).to_string(), vb.evaluated_pass());
+            let (la, lb) = (va.evaluated_label(), vb.evaluated_label());
             if la != lb {
                 transitions.entry(format!("{la} -> {lb}")).or_default().push((*t).to_string());
             }
@@ -197,10 +164,7 @@ pub fn compare_with(a_name: &str, a: &[Verdict], b_name: &str, b: &[Verdict], me
             one_arm_only,
         };
     }
-    let count = |vs: &[Verdict]| {
-        let eval: Vec<&Verdict> = vs.iter().filter(|v| !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown).collect();
-        (eval.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64, eval.len() as u64)
-    };
+    let count = |t: &ArmTally| (t.groups[0].n, t.evaluated);
     let (ka, na) = count(a);
     let (kb, nb) = count(b);
     let (pa, pb) = (Proportion::new(ka, na), Proportion::new(kb, nb));

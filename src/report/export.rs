@@ -24,17 +24,12 @@ fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> std::io::Result<()
     Ok(())
 }
 
-/// Steps of every trajectory, per arm (for the step chart).
-#[must_use]
-pub fn steps_by_arm(run: &StudyRun) -> Vec<Vec<f64>> {
-    run.arms.iter().map(|a| a.verdicts.iter().map(|v| f64::from(v.mechanics.steps)).collect()).collect()
-}
-
-/// Writes everything under `dir`; returns the files written, in order.
+/// Writes everything under `dir`; returns the files written, in order. The verdicts are
+/// written when the report is of transcripts (`run`); a dataset is its own verdicts.
 ///
 /// # Errors
 /// On I/O, polars or drawing failure.
-pub fn write_all(dir: &Path, run: &StudyRun, r: &Report, charts: ChartFormats) -> std::io::Result<Vec<String>> {
+pub fn write_all(dir: &Path, run: Option<&StudyRun>, r: &Report, charts: ChartFormats) -> std::io::Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
     let err = |e: PolarsError| std::io::Error::other(e);
     let mut written = Vec::new();
@@ -47,27 +42,28 @@ pub fn write_all(dir: &Path, run: &StudyRun, r: &Report, charts: ChartFormats) -
         write_frame(dir, stem, &mut df)?;
         written.extend(["csv", "parquet", "json"].iter().map(|e| format!("{stem}.{e}")));
     }
-    let all: Vec<&crate::model::Verdict> = run.arms.iter().flat_map(|a| a.verdicts.iter()).collect();
-    let mut df = crate::classify::table::verdict_frame(&all).map_err(err)?;
-    write_frame(dir, "verdicts", &mut df)?;
-    written.extend(["verdicts.csv", "verdicts.parquet", "verdicts.json"].map(String::from));
-    crate::classify::table::write_verdicts(&dir.join("verdicts.jsonl"), &all)?;
-    written.push("verdicts.jsonl".into());
+    if let Some(run) = run {
+        let all: Vec<&crate::model::Verdict> = run.arms.iter().flat_map(|a| a.verdicts.iter()).collect();
+        let mut df = crate::classify::table::verdict_frame(&all).map_err(err)?;
+        write_frame(dir, "verdicts", &mut df)?;
+        written.extend(["verdicts.csv", "verdicts.parquet", "verdicts.json"].map(String::from));
+        crate::classify::table::write_verdicts(&dir.join("verdicts.jsonl"), &all)?;
+        written.push("verdicts.jsonl".into());
+    }
     std::fs::write(dir.join("report.md"), super::render::markdown(r))?;
     written.push("report.md".into());
     if let Some(c) = &r.comparison {
         std::fs::write(dir.join("comparison.json"), serde_json::to_string_pretty(c).unwrap_or_default() + "\n")?;
         written.push("comparison.json".into());
     }
-    let steps = steps_by_arm(run);
     for (name, _) in super::chart::CHARTS {
         if charts.svg {
-            let s = super::chart::svg(name, r, &steps).map_err(|e| std::io::Error::other(e.to_string()))?;
+            let s = super::chart::svg(name, r).map_err(|e| std::io::Error::other(e.to_string()))?;
             std::fs::write(dir.join(format!("{name}.svg")), s)?;
             written.push(format!("{name}.svg"));
         }
         if charts.png {
-            super::chart::png(name, r, &steps, &dir.join(format!("{name}.png"))).map_err(|e| std::io::Error::other(e.to_string()))?;
+            super::chart::png(name, r, &dir.join(format!("{name}.png"))).map_err(|e| std::io::Error::other(e.to_string()))?;
             written.push(format!("{name}.png"));
         }
     }

@@ -18,9 +18,8 @@
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde::Serialize;
 
-use super::tables::{Report, arm_groups};
+use super::tables::Report;
 use crate::rules::Rules;
-use crate::study::StudyRun;
 
 /// A parsed threshold.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,10 +211,9 @@ fn metric_names(rules: &Rules) -> Vec<String> {
 ///
 /// # Errors
 /// A metric or an arm the study does not have.
-pub fn check(thresholds: &[Threshold], run: &StudyRun, report: &Report, rules: &Rules) -> Result<Vec<GateCheck>, GateError> {
+pub fn check(thresholds: &[Threshold], report: &Report, rules: &Rules) -> Result<Vec<GateCheck>, GateError> {
     let mut out = Vec::new();
-    let flags: std::collections::BTreeSet<&str> =
-        run.arms.iter().flat_map(|a| &a.verdicts).flat_map(|v| v.flags.iter().map(String::as_str)).collect();
+    let flags: std::collections::BTreeSet<&str> = report.arms.iter().flat_map(|a| a.flags.keys().map(String::as_str)).collect();
     let known = metric_names(rules);
     for t in thresholds {
         let is_flag = flags.contains(t.metric.as_str()) || crate::report::tables::WORKED_SUBFLAGS.contains(&t.metric.as_str());
@@ -231,11 +229,11 @@ pub fn check(thresholds: &[Threshold], run: &StudyRun, report: &Report, rules: &
             ));
         }
         let arms: Vec<usize> = match &t.arm {
-            Some(name) => match run.arms.iter().position(|a| &a.name == name) {
+            Some(name) => match report.arms.iter().position(|a| &a.arm == name) {
                 Some(i) => vec![i],
                 None => {
                     let at = t.text.find(name.as_str()).unwrap_or(0);
-                    let names: Vec<&str> = run.arms.iter().map(|a| a.name.as_str()).collect();
+                    let names: Vec<&str> = report.arms.iter().map(|a| a.arm.as_str()).collect();
                     return Err(error(
                         &t.text,
                         at,
@@ -246,21 +244,21 @@ pub fn check(thresholds: &[Threshold], run: &StudyRun, report: &Report, rules: &
                     ));
                 }
             },
-            None => (0..run.arms.len()).collect(),
+            None => (0..report.arms.len()).collect(),
         };
         for i in arms {
-            let a = &run.arms[i];
-            let n = a.verdicts.len().max(1) as f64;
-            let share = |k: usize| k as f64 / n;
+            let a = &report.arms[i];
+            let share = |k: u64| k as f64 / a.trials.max(1) as f64;
             let value = match t.metric.as_str() {
-                "pass_rate" => report.arms[i].pass_at_1.estimate,
-                m @ ("passed" | "failed" | "infrastructure" | "unknown") => {
-                    share(arm_groups(a).into_iter().find(|(g, _)| *g == m).map_or(0, |(_, w)| w.len()))
-                }
-                m if known.iter().any(|k| k == m) => share(a.verdicts.iter().filter(|v| v.primary.as_deref() == Some(m)).count()),
-                m => share(a.verdicts.iter().filter(|v| v.has_flag(m)).count()),
+                "pass_rate" => a.pass_at_1.estimate,
+                "passed" => share(a.passed),
+                "failed" => share(a.failed),
+                "infrastructure" => share(a.infrastructure),
+                "unknown" => share(a.unknown),
+                m if known.iter().any(|k| k == m) => share(a.by_primary.get(m).copied().unwrap_or(0)),
+                m => share(a.flags.get(m).copied().unwrap_or(0)),
             };
-            out.push(GateCheck { threshold: t.text.clone(), arm: a.name.clone(), value, crossed: t.op.holds(value, t.value) });
+            out.push(GateCheck { threshold: t.text.clone(), arm: a.arm.clone(), value, crossed: t.op.holds(value, t.value) });
         }
     }
     Ok(out)

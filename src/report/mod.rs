@@ -10,3 +10,4 @@ pub mod html;
 pub mod render;
 pub mod sanitize;
 pub mod tables;
+pub mod tally;

@@ -7,11 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::model::{OutcomeStatus, Verdict};
+use super::tally::{ArmTally, Count, GROUPS, Steps};
 use crate::rules::Rules;
-use crate::stats::{self, DEFAULT_CONFIDENCE, Estimate, Interval, PassMetric, Proportion, TaskTrials};
-use crate::study::{ArmRun, StudyRun};
-use crate::util::snake;
+use crate::stats::{self, DEFAULT_CONFIDENCE, Estimate, Interval, PassMetric, Proportion};
+use crate::study::StudyRun;
 
 /// One arm's headline numbers.
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +36,18 @@ pub struct ArmRow {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// The verdicts of each group of [`GROUPS`] (positions in the arm's verdicts; empty for a
+    /// dataset).
+    #[serde(skip)]
+    pub group_members: [Vec<usize>; 4],
+    /// Steps per trajectory (the step chart).
+    #[serde(skip)]
+    pub steps: Steps,
+    /// Verdicts by flag, and by primary class (the gates).
+    #[serde(skip)]
+    pub flags: BTreeMap<String, u64>,
+    #[serde(skip)]
+    pub by_primary: BTreeMap<String, u64>,
 }
 
 /// One failure class across arms.
@@ -91,237 +102,152 @@ pub struct Report {
     pub gates: Vec<super::gate::GateCheck>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len().is_multiple_of(2) { (v[m - 1] + v[m]) / 2.0 } else { v[m] }
+/// The arms row's groups as `(name, positions)`, for the lists that show them.
+pub fn arm_groups(r: &ArmRow) -> impl Iterator<Item = (&'static str, &Vec<usize>)> {
+    GROUPS.into_iter().zip(&r.group_members)
 }
 
-/// The verdicts a pass rate is computed over: neither infrastructure failures nor unknown
-/// outcomes.
-#[must_use]
-pub fn evaluated(vs: &[Verdict]) -> Vec<&Verdict> {
-    vs.iter().filter(|v| is_evaluated(v)).collect()
-}
-
-fn is_evaluated(v: &Verdict) -> bool {
-    !v.is_infrastructure() && v.outcome != OutcomeStatus::Unknown
-}
-
-/// Trials and passes per task, in task order, when some task ran more than once: pass@1 is then
-/// the mean over tasks, with an interval clustered by task (the report and the predictions
-/// must agree on it).
-#[must_use]
-pub fn clustered_trials(eval: &[&Verdict]) -> Option<Vec<TaskTrials>> {
-    let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for v in eval {
-        let e = per_task.entry(v.task_id.as_str()).or_default();
-        e.0 += 1;
-        e.1 += u64::from(v.outcome == OutcomeStatus::Passed);
-    }
-    per_task.values().any(|(n, _)| *n > 1).then(|| per_task.values().map(|(n, k)| TaskTrials::new(*n, *k)).collect())
-}
-
-/// The groups of an arm's verdicts its row counts — `passed` (of those evaluated), `failed`
-/// (classified, not infrastructure), `infrastructure`, `unknown` — as positions in its verdicts.
-#[must_use]
-pub fn arm_groups(a: &ArmRun) -> [(&'static str, Vec<usize>); 4] {
-    [
-        ("passed", members(a, &|v| is_evaluated(v) && v.outcome == OutcomeStatus::Passed)),
-        ("failed", members(a, &|v| v.primary.is_some() && !v.is_infrastructure())),
-        ("infrastructure", members(a, &|v| v.is_infrastructure())),
-        ("unknown", members(a, &|v| v.outcome == OutcomeStatus::Unknown)),
-    ]
-}
-
-fn arm_row(a: &ArmRun) -> ArmRow {
-    let vs = &a.verdicts;
-    let tasks: BTreeSet<&str> = vs.iter().map(|v| v.task_id.as_str()).collect();
-    let [(_, passed), (_, failed), (_, infra), (_, unknown)] = arm_groups(a);
-    let (passed, failed, infra, unknown) = (passed.len() as u64, failed.len() as u64, infra.len() as u64, unknown.len() as u64);
-    let eval = evaluated(vs);
-    let (pass_at_1, method) = if let Some(tt) = clustered_trials(&eval) {
+fn arm_row(t: &ArmTally) -> ArmRow {
+    let [passed, failed, infra, unknown] = t.groups.clone().map(|g| g.n);
+    let (pass_at_1, method) = if let Some(tt) = t.clustered_trials() {
         let s = stats::pass_k_summary(&tt, 1, PassMetric::PassAtK, DEFAULT_CONFIDENCE);
         (s.estimate, "clustered")
     } else {
-        (stats::rate_estimate(Proportion::new(passed, eval.len() as u64), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson), "wilson")
+        (stats::rate_estimate(Proportion::new(passed, t.evaluated), DEFAULT_CONFIDENCE, stats::ProportionMethod::Wilson), "wilson")
     };
-    let wall: f64 = vs.iter().filter_map(|v| v.mechanics.wall_seconds).sum();
+    let wall = t.wall_seconds.value();
+    let tasks = t.tasks.len() as u64;
     ArmRow {
-        arm: a.name.clone(),
-        tasks: tasks.len() as u64,
-        trials: vs.len() as u64,
+        arm: t.name.clone(),
+        tasks,
+        trials: t.trials,
         passed,
         failed,
         infrastructure: infra,
         unknown,
-        evaluated: eval.len() as u64,
+        evaluated: t.evaluated,
         pass_at_1,
         interval_method: method.into(),
-        steps_median: median(vs.iter().map(|v| f64::from(v.mechanics.steps)).collect()),
+        steps_median: t.steps.quantile(0.5),
         wall_seconds_sum: wall,
-        wall_seconds_per_task: if tasks.is_empty() { 0.0 } else { wall / tasks.len() as f64 },
-        prompt_tokens: crate::util::sat_sum(vs.iter().filter_map(|v| v.mechanics.prompt_tokens)),
-        completion_tokens: crate::util::sat_sum(vs.iter().filter_map(|v| v.mechanics.completion_tokens)),
-        cost_usd: vs.iter().filter_map(|v| v.mechanics.cost_usd).sum(),
+        wall_seconds_per_task: if tasks == 0 { 0.0 } else { wall / tasks as f64 },
+        prompt_tokens: t.prompt_tokens,
+        completion_tokens: t.completion_tokens,
+        cost_usd: t.cost_usd.value(),
+        group_members: t.groups.clone().map(|g| g.members),
+        steps: t.steps.clone(),
+        flags: t.flags.iter().map(|(f, c)| (f.clone(), c.n)).collect(),
+        by_primary: t.primary.iter().map(|(p, c)| (p.clone(), c.n)).collect(),
     }
 }
 
 /// Flags shown under worked-then-wrong, in this order.
 pub const WORKED_SUBFLAGS: &[&str] = &["unverified", "regressed", "false_done", "edited_tests"];
 
-fn class_rows(run: &StudyRun, rules: &Rules) -> Vec<ClassRow> {
-    let counts: Vec<stats::ClassCounts> = run.arms.iter().map(|a| super::compare::class_counts(&a.verdicts)).collect();
+fn class_rows(arms: &[ArmTally], rules: &Rules) -> Vec<ClassRow> {
+    let none = Count::default();
     let mut rows = Vec::new();
     for class in &rules.taxonomy.precedence {
-        let who: Vec<Vec<usize>> = run.arms.iter().map(|a| members(a, &|v| v.primary.as_deref() == Some(class.as_str()))).collect();
+        let who: Vec<&Count> = arms.iter().map(|t| t.primary.get(class).unwrap_or(&none)).collect();
         let per_arm: Vec<(u64, Option<Estimate>)> = who
             .iter()
-            .zip(&counts)
-            .map(|(m, c)| {
-                let n = m.len() as u64;
-                if class == "infrastructure" { (n, None) } else { (n, Some(stats::class_rate(n, c.failures, DEFAULT_CONFIDENCE).rate)) }
+            .zip(arms)
+            .map(|(c, t)| {
+                if class == "infrastructure" {
+                    (c.n, None)
+                } else {
+                    (c.n, Some(stats::class_rate(c.n, t.failures.failures, DEFAULT_CONFIDENCE).rate))
+                }
             })
             .collect();
-        let sub_members: Vec<Vec<Vec<usize>>> = if class == "worked_then_wrong" {
-            WORKED_SUBFLAGS
-                .iter()
-                .map(|f| {
-                    run.arms.iter().map(|a| members(a, &|v| v.primary.as_deref() == Some("worked_then_wrong") && v.has_flag(f))).collect()
-                })
-                .collect()
+        let sub_counts: Vec<Vec<&Count>> = if class == "worked_then_wrong" {
+            WORKED_SUBFLAGS.iter().map(|f| arms.iter().map(|t| t.worked_flags.get(*f).unwrap_or(&none)).collect()).collect()
         } else {
             Vec::new()
         };
-        let sub = WORKED_SUBFLAGS
-            .iter()
-            .zip(&sub_members)
-            .map(|(f, per)| ((*f).to_string(), per.iter().map(|m| m.len() as u64).collect()))
-            .collect();
-        rows.push(ClassRow { class: class.clone(), per_arm, sub, members: who, sub_members });
+        let sub = WORKED_SUBFLAGS.iter().zip(&sub_counts).map(|(f, per)| ((*f).to_string(), per.iter().map(|c| c.n).collect())).collect();
+        let sub_members = sub_counts.iter().map(|per| per.iter().map(|c| c.members.clone()).collect()).collect();
+        rows.push(ClassRow { class: class.clone(), per_arm, sub, members: who.iter().map(|c| c.members.clone()).collect(), sub_members });
     }
     rows
-}
-
-/// Positions in `a.verdicts` of the verdicts `p` accepts.
-fn members(a: &ArmRun, p: &dyn Fn(&Verdict) -> bool) -> Vec<usize> {
-    a.verdicts.iter().enumerate().filter(|(_, v)| p(v)).map(|(i, _)| i).collect()
 }
 
 /// A mechanics cell: its text, its value, and the runs behind it.
 type MechanicsCell = (String, f64, Vec<usize>);
 
-fn mechanics_rows(run: &StudyRun) -> Vec<MechanicsRow> {
+fn mechanics_rows(arms: &[ArmTally]) -> Vec<MechanicsRow> {
     let mut rows = Vec::new();
     // Each measure gives, per arm, its cell, its value, and the runs behind it.
-    let mut push = |metric: &str, f: &dyn Fn(&ArmRun) -> MechanicsCell| {
+    let mut push = |metric: &str, f: &dyn Fn(&ArmTally) -> MechanicsCell| {
         let mut per_arm = Vec::new();
         let mut values = Vec::new();
         let mut who = Vec::new();
-        for a in &run.arms {
-            let (cell, value, m) = f(a);
+        for t in arms {
+            let (cell, value, m) = f(t);
             per_arm.push(cell);
             values.push(value);
             who.push(m);
         }
         rows.push(MechanicsRow { metric: metric.into(), per_arm, values, members: who });
     };
-    let runs = |a: &ArmRun, p: &dyn Fn(&Verdict) -> bool| {
-        let m = members(a, p);
-        (m.len().to_string(), m.len() as f64, m)
-    };
-    push("runs ended by a budget", &|a| {
-        let m = members(a, &|v| v.mechanics.termination == crate::model::TerminationKind::Budget);
-        let mut by: BTreeMap<String, usize> = BTreeMap::new();
-        for &i in &m {
-            *by.entry(a.verdicts[i].mechanics.budget.map_or_else(|| "unspecified".into(), |b| snake(&b))).or_default() += 1;
-        }
-        let detail: Vec<String> = by.iter().map(|(b, c)| format!("{b} {c}")).collect();
-        let n = m.len();
-        (if n == 0 { "0".into() } else { format!("{n} ({})", detail.join(", ")) }, n as f64, m)
+    let runs = |c: &Count| (c.n.to_string(), c.n as f64, c.members.clone());
+    push("runs ended by a budget", &|t| {
+        let detail: Vec<String> = t.budget_kinds.iter().map(|(b, c)| format!("{b} {c}")).collect();
+        let n = t.budget_ended.n;
+        (if n == 0 { "0".into() } else { format!("{n} ({})", detail.join(", ")) }, n as f64, t.budget_ended.members.clone())
     });
-    push("runs ended by wall-clock timeout", &|a| runs(a, &|v| v.mechanics.budget == Some(crate::model::Budget::WallTime)));
-    push("peak writes to a single file", &|a| {
-        let best = a.verdicts.iter().enumerate().max_by_key(|(_, v)| (v.mechanics.peak_writes, std::cmp::Reverse(v.task_id.clone())));
-        match best.filter(|(_, v)| v.mechanics.peak_writes > 0) {
-            Some((i, v)) => (format!("{} ({})", v.mechanics.peak_writes, v.task_id), f64::from(v.mechanics.peak_writes), vec![i]),
-            None => ("0".into(), 0.0, Vec::new()),
-        }
+    push("runs ended by wall-clock timeout", &|t| runs(&t.wall_timeouts));
+    push("peak writes to a single file", &|t| match t.peak_writes.as_ref().filter(|(w, _, _)| *w > 0) {
+        Some((w, task, at)) => (format!("{w} ({task})"), f64::from(*w), if t.records() { vec![*at] } else { Vec::new() }),
+        None => ("0".into(), 0.0, Vec::new()),
     });
-    push("looping runs", &|a| runs(a, &|v| v.has_flag("looping")));
-    push("unusable replies (format errors)", &|a| {
-        let n = a.verdicts.iter().map(|v| v.mechanics.format_errors).fold(0u32, u32::saturating_add);
-        let r = a.verdicts.iter().map(|v| v.mechanics.format_recoveries).fold(0u32, u32::saturating_add);
-        (format!("{n} ({r} recovered)"), f64::from(n), members(a, &|v| v.mechanics.format_errors > 0))
+    push("looping runs", &|t| runs(t.flag("looping")));
+    push("unusable replies (format errors)", &|t| {
+        (
+            format!("{} ({} recovered)", t.format_errors, t.format_recoveries),
+            f64::from(t.format_errors),
+            t.format_error_runs.members.clone(),
+        )
     });
-    push("silent give-ups", &|a| runs(a, &|v| v.has_flag("silent_give_up")));
-    push("registry-suspect calls", &|a| {
-        let suspect = |v: &Verdict| v.evidence.iter().filter(|e| e.rule == "registry-suspect-call").count();
-        let n: usize = a.verdicts.iter().map(suspect).sum();
-        (n.to_string(), n as f64, members(a, &|v| suspect(v) > 0))
-    });
-    push("command timeouts", &|a| {
-        let n = a.verdicts.iter().map(|v| v.mechanics.command_timeouts).fold(0u32, u32::saturating_add);
-        (n.to_string(), f64::from(n), members(a, &|v| v.mechanics.command_timeouts > 0))
-    });
-    push("runs that edited test files", &|a| runs(a, &|v| !v.mechanics.test_files_changed.is_empty()));
+    push("silent give-ups", &|t| runs(t.flag("silent_give_up")));
+    push("registry-suspect calls", &|t| (t.suspect_calls.to_string(), t.suspect_calls as f64, t.suspect_runs.members.clone()));
+    push("command timeouts", &|t| (t.command_timeouts.to_string(), f64::from(t.command_timeouts), t.timeout_runs.members.clone()));
+    push("runs that edited test files", &|t| runs(&t.test_edit_runs));
     rows
 }
 
-fn task_rows(run: &StudyRun) -> Vec<TaskRow> {
-    // Each arm's verdicts grouped by task once, so the matrix costs n log n, not tasks × n.
-    let grouped: Vec<BTreeMap<&str, Vec<&Verdict>>> = run
-        .arms
-        .iter()
-        .map(|a| {
-            let mut m: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
-            for v in &a.verdicts {
-                m.entry(v.task_id.as_str()).or_default().push(v);
-            }
-            m
-        })
-        .collect();
-    let all: BTreeSet<&str> = grouped.iter().flat_map(|g| g.keys().copied()).collect();
+fn task_rows(arms: &[ArmTally]) -> Vec<TaskRow> {
+    let all: BTreeSet<&str> = arms.iter().flat_map(|t| t.tasks.keys().map(String::as_str)).collect();
     all.into_iter()
         .map(|task| TaskRow {
             task: task.to_string(),
-            per_arm: grouped
+            per_arm: arms
                 .iter()
-                .map(|g| {
-                    let Some(vs) = g.get(task) else { return (0, 0, "-".to_string()) };
-                    let passed = vs.iter().filter(|v| v.outcome == OutcomeStatus::Passed).count() as u64;
-                    let label = if passed * 2 > vs.len() as u64 {
-                        "passed".to_string()
-                    } else {
-                        let mut c: BTreeMap<&str, usize> = BTreeMap::new();
-                        for v in vs {
-                            *c.entry(v.primary.as_deref().unwrap_or(v.outcome.as_str())).or_default() += 1;
-                        }
-                        c.into_iter().max_by_key(|(k, n)| (*n, std::cmp::Reverse(*k))).map(|(k, _)| k.to_string()).unwrap_or_default()
-                    };
-                    (vs.len() as u64, passed, label)
-                })
+                .map(|t| t.tasks.get(task).map_or_else(|| (0, 0, "-".to_string()), |x| (x.trials, x.passed, x.label())))
                 .collect(),
         })
         .collect()
 }
 
-/// Builds every table of the report.
+/// Builds every table of the report of a study of transcripts (positions kept, for the HTML
+/// lists).
 #[must_use]
 pub fn build(run: &StudyRun, rules: &Rules) -> Report {
-    let comparison = (run.arms.len() == 2)
-        .then(|| super::compare::compare(&run.arms[0].name, &run.arms[0].verdicts, &run.arms[1].name, &run.arms[1].verdicts));
+    let arms: Vec<ArmTally> = run.arms.iter().map(|a| ArmTally::of(&a.name, &a.verdicts)).collect();
+    build_from(run.title.as_deref(), &arms, run.quarantined(), rules)
+}
+
+/// Builds every table of the report from the arms' tallies.
+#[must_use]
+pub fn build_from(title: Option<&str>, arms: &[ArmTally], quarantined: usize, rules: &Rules) -> Report {
     Report {
-        title: run.title.clone().unwrap_or_else(|| "coroner report".into()),
-        arms: run.arms.iter().map(arm_row).collect(),
-        classes: class_rows(run, rules),
-        mechanics: mechanics_rows(run),
-        tasks: task_rows(run),
-        comparison,
-        quarantined: run.quarantined(),
+        title: title.map_or_else(|| "coroner report".into(), str::to_string),
+        arms: arms.iter().map(arm_row).collect(),
+        classes: class_rows(arms, rules),
+        mechanics: mechanics_rows(arms),
+        tasks: task_rows(arms),
+        comparison: (arms.len() == 2).then(|| super::compare::compare(&arms[0], &arms[1])),
+        quarantined,
         gates: Vec::new(),
     }
 }

@@ -25,6 +25,9 @@ fn mechanics_fields() -> std::collections::HashSet<String> {
     schema.get("properties").and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default()
 }
 
+/// Rows per row group of a part: small enough that reading one back holds few verdicts.
+const ROW_GROUP: usize = 8192;
+
 /// `;`-joined lists.
 const LISTS: &[&str] = &["classes", "flags", "test_files_changed", "config_files_changed"];
 /// Derived columns with no field of their own.
@@ -74,7 +77,10 @@ pub fn write_shard(dir: &Path, k: u32, n: u32, verdicts: &[Verdict]) -> std::io:
         std::fs::create_dir_all(&part_dir)?;
         let (tmp, done) = (part_dir.join(format!(".{name}.inflight")), part_dir.join(&name));
         let mut df = crate::classify::table::verdict_frame(&vs).map_err(std::io::Error::other)?;
-        ParquetWriter::new(std::fs::File::create(&tmp)?).finish(&mut df).map_err(std::io::Error::other)?;
+        ParquetWriter::new(std::fs::File::create(&tmp)?)
+            .with_row_group_size(Some(ROW_GROUP))
+            .finish(&mut df)
+            .map_err(std::io::Error::other)?;
         std::fs::rename(&tmp, &done)?;
         written.push(done);
     }
@@ -109,6 +115,30 @@ fn reshape(row: Map<String, Value>, mechanics: &std::collections::HashSet<String
     serde_json::from_value(Value::Object(top)).map_err(|e| e.to_string())
 }
 
+/// Rows read from a part at a time: the memory of a read is bounded by this many verdicts.
+const BATCH: usize = ROW_GROUP;
+
+/// Calls `f` with every verdict of the part `p`, read `BATCH` rows at a time.
+fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut dyn FnMut(Verdict)) -> Result<(), String> {
+    let shown = crate::util::display_path(p);
+    let open = || std::fs::File::open(p).map_err(|e| format!("read {shown}: {e}"));
+    let rows = ParquetReader::new(open()?).num_rows().map_err(|e| format!("read {shown}: {e}"))?;
+    let mut start = 0;
+    while start < rows {
+        let mut df = ParquetReader::new(open()?).with_slice(Some((start, BATCH))).finish().map_err(|e| format!("read {shown}: {e}"))?;
+        let mut json = Vec::new();
+        JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
+        drop(df);
+        for (i, line) in json.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
+            let at = start + i + 1;
+            let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {at} of {shown}: {e}"))?;
+            f(reshape(row, mechanics).map_err(|e| format!("read row {at} of {shown} as a verdict: {e}"))?);
+        }
+        start += BATCH;
+    }
+    Ok(())
+}
+
 /// Reads every verdict of a dataset directory.
 ///
 /// # Errors
@@ -117,15 +147,7 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     let mut out = Vec::new();
     let mechanics = mechanics_fields();
     for p in parts(dir) {
-        let shown = crate::util::display_path(&p);
-        let file = std::fs::File::open(&p).map_err(|e| format!("read {shown}: {e}"))?;
-        let mut df = ParquetReader::new(file).finish().map_err(|e| format!("read {shown}: {e}"))?;
-        let mut json = Vec::new();
-        JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
-        for (i, line) in json.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
-            let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {} of {shown}: {e}", i + 1))?;
-            out.push(reshape(row, &mechanics).map_err(|e| format!("read row {} of {shown} as a verdict: {e}", i + 1))?);
-        }
+        each_verdict(&p, &mechanics, &mut |v| out.push(v))?;
     }
     // The order a walk of the transcripts meets them in (by source path, component by
     // component; a file's records keep their order, as a file is never split across shards),
@@ -133,6 +155,20 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     // last bit as they do from the transcripts.
     out.sort_by(|a, b| a.source.as_deref().unwrap_or("").split('/').cmp(b.source.as_deref().unwrap_or("").split('/')));
     Ok(out)
+}
+
+/// Calls `f` with every verdict of a dataset, part by part, holding at most one batch of
+/// rows (a report tallies them as they come: memory then grows with the tasks, not the
+/// verdicts); returns the files and records its shards quarantined.
+///
+/// # Errors
+/// As [`verdicts`].
+pub fn for_each(dir: &Path, f: &mut dyn FnMut(Verdict)) -> Result<usize, String> {
+    let mechanics = mechanics_fields();
+    for p in parts(dir) {
+        each_verdict(&p, &mechanics, f)?;
+    }
+    Ok(quarantined(dir))
 }
 
 /// The files and records the dataset's shards quarantined, from `_accounting/*.json`.

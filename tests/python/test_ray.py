@@ -17,12 +17,12 @@ import coroner.ray as cray  # noqa: E402
 N = 20_000
 
 
-def write_corpus(root: Path) -> Path:
+def write_corpus(root: Path, n: int = N) -> Path:
     """N small mini-swe-agent v1 runs (generated, not real), and a verdict file: every third
     passed, the rest failed in a few different ways."""
     root.mkdir(parents=True)
     rows = ["task_id,outcome"]
-    for i in range(N):
+    for i in range(n):
         task = f"gen__task-{i:05d}"
         kind = i % 6
         cmds = {
@@ -102,3 +102,24 @@ def test_a_ray_classification_equals_one_process(tmp_path, cluster):
     before = part.read_bytes()
     again = cray.classify([str(corpus)], tmp_path / "dataset", shards=8, verdicts=str(verdicts))
     assert part.read_bytes() == before and again.verdicts().height == N
+
+
+def test_inputs_at_a_uri_are_staged_and_classified_as_the_local_copy(tmp_path, cluster):
+    """A URI of a file system pyarrow reads (here `file://`; s3:// and gs:// go the same way
+    with credentials) is copied once into the stage and sharded by its paths relative to the
+    URI: the verdicts are those of the local tree, record for record."""
+    pytest.importorskip("pyarrow", reason="URIs are read through pyarrow's file systems; .ci/run installs it")
+    corpus = tmp_path / "bucket" / "runs"
+    verdicts = write_corpus(corpus, n=300)
+    local = coroner.classify([str(corpus)], verdicts=str(verdicts)).verdicts
+    ds = cray.classify([corpus.resolve().as_uri()], tmp_path / "dataset", shards=3, verdicts=str(verdicts))
+    merged = ds.verdicts()
+    assert merged.height == 300
+    key = ["trajectory_id"]
+    drop = ["source"]  # where the copy lives, not what it says
+    assert local.sort(key).drop(drop).equals(merged.sort(key).drop(drop))
+    staged = list((tmp_path / "dataset" / "_inputs").glob("*.staged"))
+    assert len(staged) == 1 and staged[0].read_text().strip() == corpus.resolve().as_uri()
+    # The copy is reused, and the stage is not mistaken for parts of the dataset.
+    again = cray.classify([corpus.resolve().as_uri()], tmp_path / "dataset", shards=3, verdicts=str(verdicts))
+    assert again.verdicts().height == 300

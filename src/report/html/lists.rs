@@ -74,8 +74,8 @@ fn list_page(a: &ArmRun, title: &str, who: &[usize]) -> String {
 pub fn write_all(dir: &Path, run: &StudyRun, r: &Report) -> std::io::Result<()> {
     for (ai, a) in run.arms.iter().enumerate() {
         let mut lists: Vec<(String, String, Vec<usize>)> = vec![("all".into(), "all trajectories".into(), (0..a.verdicts.len()).collect())];
-        for (g, who) in arm_groups(a) {
-            lists.push((g.to_string(), g.to_string(), who));
+        for (g, who) in arm_groups(&r.arms[ai]) {
+            lists.push((g.to_string(), g.to_string(), who.clone()));
         }
         for c in &r.classes {
             lists.push((format!("class:{}", c.class), c.class.clone(), c.members.get(ai).cloned().unwrap_or_default()));

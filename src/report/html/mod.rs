@@ -166,7 +166,7 @@ pub struct SiteSummary {
 ///
 /// # Errors
 /// On I/O failure or a chart that cannot be drawn.
-pub fn finish(pages: Pages, run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<SiteSummary> {
+pub fn finish(pages: Pages, run: &StudyRun, r: &Report) -> std::io::Result<SiteSummary> {
     let Pages { dir, parts, stored, .. } = pages;
     parts.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data().ok();
     let parts_path = dir.join(PARTS);
@@ -175,7 +175,7 @@ pub fn finish(pages: Pages, run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> s
     std::fs::write(dir.join("assets/site.js"), page::JS)?;
     std::fs::write(dir.join("assets/labels.css"), page::label_css(run))?;
     lists::write_all(&dir, run, r)?;
-    std::fs::write(dir.join("index.html"), overview::page(run, r, steps)?)?;
+    std::fs::write(dir.join("index.html"), overview::page(run, r)?)?;
     task::write_all(&dir, &mut parts, run)?;
     std::fs::write(dir.join("search.html"), search::page(&mut parts, run)?)?;
     drop(parts);

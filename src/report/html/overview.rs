@@ -30,7 +30,7 @@ fn arms_table(run: &StudyRun, r: &Report) -> String {
             pct(row.pass_at_1.estimate),
             interval_pct(row.pass_at_1.interval)
         );
-        for (g, who) in arm_groups(a) {
+        for (g, who) in arm_groups(row) {
             let _ = write!(b, "<td class=\"num\">{}</td>", count_link(&a.name, g, &who.len().to_string(), who.len()));
         }
         let _ = writeln!(
@@ -126,10 +126,10 @@ fn mechanics(run: &StudyRun, r: &Report) -> String {
     b
 }
 
-fn charts(r: &Report, steps: &[Vec<f64>]) -> std::io::Result<String> {
+fn charts(r: &Report) -> std::io::Result<String> {
     let mut b = String::from("<div class=\"charts\">\n");
     for (name, _) in crate::report::chart::CHARTS {
-        let svg = crate::report::chart::svg(name, r, steps).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let svg = crate::report::chart::svg(name, r).map_err(|e| std::io::Error::other(e.to_string()))?;
         // plotters escapes its text; the XML declaration has no place inside HTML.
         let start = svg.find("<svg").unwrap_or(0);
         let _ = writeln!(b, "<figure class=\"chart\" id=\"chart-{name}\">{}</figure>", &svg[start..]);
@@ -181,7 +181,7 @@ fn matrix(run: &StudyRun, r: &Report) -> String {
 ///
 /// # Errors
 /// A chart that cannot be drawn.
-pub fn page(run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<String> {
+pub fn page(run: &StudyRun, r: &Report) -> std::io::Result<String> {
     let title = run.title.clone().unwrap_or_else(|| "coroner report".into());
     let n: usize = run.arms.iter().map(|a| a.verdicts.len()).sum();
     let mut b = String::new();
@@ -201,7 +201,7 @@ pub fn page(run: &StudyRun, r: &Report, steps: &[Vec<f64>]) -> std::io::Result<S
     b.push_str(&comparison(r));
     let _ = writeln!(b, "<section id=\"failure-modes\"><h2>Failure modes</h2>\n{}</section>", failure_modes(run, r));
     let _ = writeln!(b, "<section id=\"mechanics\"><h2>Mechanics</h2>\n{}</section>", mechanics(run, r));
-    let _ = writeln!(b, "<section id=\"charts\"><h2>Charts</h2>\n{}</section>", charts(r, steps)?);
+    let _ = writeln!(b, "<section id=\"charts\"><h2>Charts</h2>\n{}</section>", charts(r)?);
     let _ = writeln!(
         b,
         "<section id=\"tasks\"><h2>Per task <span class=\"sub\">{} tasks</span></h2>\n{}</section>",
