@@ -58,6 +58,6 @@ with tempfile.TemporaryDirectory(prefix="coroner-ray-bench-") as tmp:
     timed(f"{SHARDS} shards from the manifest, one after another, 1 thread", shards_in_sequence, cores=1)
     _, init = timed(f"ray.init(num_cpus={CPUS})", lambda: ray.init(num_cpus=CPUS, include_dashboard=False, log_to_driver=False))
     timed(f"coroner.ray.classify, {SHARDS} shards on {CPUS} CPUs (cold workers)",
-          lambda: cray.classify([corpus], tmp / "ds", shards=SHARDS, verdicts=str(verdicts)))
-    timed(f"coroner.ray.classify again (warm workers)", lambda: cray.classify([corpus], tmp / "ds", shards=SHARDS, verdicts=str(verdicts)))
+          lambda: cray.classify([corpus], tmp / "ds", shards=SHARDS, verdicts=str(verdicts), cpus_per_shard=1))
+    timed(f"coroner.ray.classify again (warm workers)", lambda: cray.classify([corpus], tmp / "ds", shards=SHARDS, verdicts=str(verdicts), cpus_per_shard=1))
     ray.shutdown()

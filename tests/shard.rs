@@ -149,6 +149,8 @@ fn a_report_of_the_shards_parquet_parts_is_the_report_of_the_transcripts() {
     std::fs::rename(ds.join("part-1-of-3.parquet"), ds.join("part-4-of-3.parquet")).unwrap();
     let after = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", "json", "-q"]);
     assert_eq!(after.stdout, before.stdout, "the report of the parts in another order");
+    let named = coroner_in(&root(), &["report", "--study", ds.to_str().unwrap(), "--format", "json", "-q"]);
+    assert_eq!(named.stdout, before.stdout, "a dataset named with --study is read the same way");
     // A dataset is its own verdicts: `--out` writes the tables and charts, not the verdicts again.
     let out = tmp.path().join("out");
     let r = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-html", "-q"]);

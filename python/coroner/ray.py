@@ -69,25 +69,37 @@ def _is_uri(p: PathLike) -> bool:
 
 
 def _stage(uri: str, into: Path) -> str:
-    """Copies the tree at ``uri`` into ``into`` (pyarrow's file systems), unless a copy of it is
-    there already, and returns the local path that stands for it."""
+    """Copies the tree (or the file) at ``uri`` into ``into`` through pyarrow's file systems and
+    returns the local path that stands for it. A copy made before is reused only while the source
+    lists the same files with the same sizes and modification times; otherwise it is made again."""
     import hashlib
+    import shutil
 
     from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-    # The copy keeps the URI's last name: ids hash the path relative to the input, its own
-    # name included, so they are the ones a local copy of the tree gives.
-    where = into / hashlib.sha256(uri.encode()).hexdigest()[:16]
-    done = where.with_suffix(".staged")
     source, root = fs.FileSystem.from_uri(uri)
-    local = where / (Path(root.rstrip("/")).name or "root")
-    if not done.exists():
-        info = source.get_file_info(root)
-        if info.type == fs.FileType.NotFound:
-            raise FileNotFoundError(uri)
-        where.mkdir(parents=True, exist_ok=True)
+    root = root.rstrip("/") or root
+    info = source.get_file_info(root)
+    if info.type == fs.FileType.NotFound:
+        raise FileNotFoundError(uri)
+    if info.type == fs.FileType.File:
+        files = [[Path(root).name, info.size, info.mtime_ns]]
+    else:
+        found = source.get_file_info(fs.FileSelector(root, recursive=True))
+        files = sorted([i.path[len(root) :].lstrip("/"), i.size, i.mtime_ns] for i in found if i.type == fs.FileType.File)
+    # One copy per source (`s3://b/runs` and `s3://b/runs/` are one), named after its last
+    # name: ids hash the path relative to the input, its own name included, so they are the
+    # ones a local copy of the tree gives.
+    where = into / hashlib.sha256(f"{source.type_name}:{root}".encode()).hexdigest()[:16]
+    local = where / (Path(root).name or "root")
+    done = where.with_suffix(".staged")
+    stamp = json.dumps({"source": f"{source.type_name}:{root}", "files": files})
+    if not (done.exists() and done.read_text() == stamp and local.exists()):
+        if where.exists():
+            shutil.rmtree(where)
+        where.mkdir(parents=True)
         fs.copy_files(root, str(local.resolve()), source_filesystem=source, destination_filesystem=fs.LocalFileSystem())
-        done.write_text(uri + "\n")
+        done.write_text(stamp)
     return str(local.resolve())
 
 
@@ -108,48 +120,58 @@ def classify(
     verdicts: Union[None, PathLike, Sequence[PathLike]] = None,
     rules: Optional[PathLike] = None,
     format: Optional[str] = None,
-    cpus_per_shard: int = 1,
+    cpus_per_shard: Optional[int] = None,
     max_retries: int = 3,
     stage: Optional[PathLike] = None,
 ) -> Dataset:
     """Classifies ``paths`` on the Ray cluster this process is connected to (``ray.init`` first;
     without it Ray starts a local one) and returns the dataset written to ``out``.
 
-    ``shards`` defaults to one per ``cpus_per_shard`` CPUs of the cluster; each shard's task
-    takes ``cpus_per_shard`` CPUs and runs coroner with as many threads. More shards than that
-    cost more than they balance: every shard reads the whole manifest and every outcome file
-    (``bench/ray_throughput.py``: 20,000 runs on 2 CPUs took 1.05 s in 2 shards, 1.57 s in 8;
-    one process, 0.98 s), and the hash spreads the transcripts evenly already.
-    Inputs given as URIs (``s3://bucket/runs``) are copied into ``stage`` first (once: a copy
-    already there is reused)."""
+    Each shard's task takes ``cpus_per_shard`` CPUs (by default the CPUs of the smallest node)
+    and runs coroner with as many threads; ``shards`` defaults to as many as the cluster runs at
+    once. More shards cost more than they balance: every shard reads the whole manifest and every
+    outcome file (``bench/ray_throughput.py``: 20,000 runs on 2 CPUs took 1.05 s in 2 shards,
+    1.57 s in 8; one process, 0.98 s), and the hash spreads the transcripts evenly already.
+
+    Inputs, verdict files, registries and rules given as URIs (``s3://bucket/runs``) are
+    copied into ``stage`` (default ``OUT/_inputs``) first; a copy is reused while its source
+    lists the same files."""
     import ray  # type: ignore[import-not-found,unused-ignore]
 
     if not ray.is_initialized():
         ray.init()
-    n = shards or max(1, int(ray.cluster_resources().get("CPU", 1)) // max(1, cpus_per_shard))
+    if cpus_per_shard is None:
+        per_node = [int(nd.get("Resources", {}).get("CPU", 0)) for nd in ray.nodes() if nd.get("Alive")]
+        cpus_per_shard = min([c for c in per_node if c > 0] or [1])
+    n = shards or max(1, int(ray.cluster_resources().get("CPU", 1)) // cpus_per_shard)
     outp = Path(out)
     (outp / "_accounting").mkdir(parents=True, exist_ok=True)
     for stale in [*_parts(outp), *(outp / "_accounting").glob("part-*.json")]:
         stale.unlink()
-    # Workers run elsewhere (another directory, another machine): every path absolute.
+    staging = Path(stage) if stage is not None else outp / "_inputs"
+
+    # Workers run elsewhere (another directory, another machine): every path absolute, every
+    # URI a local copy.
+    def local_path(p: PathLike) -> str:
+        return _stage(os.fspath(p), staging) if _is_uri(p) else os.path.abspath(p)
+
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
-        return None if v is None else [os.path.abspath(p) for p in _paths(v)]
+        return None if v is None else [local_path(p) for p in _paths(v)]
 
     # The inputs are walked and detected once, here; each shard opens only its own files,
     # their companions and the outcome files (`coroner manifest`, then `--manifest`).
     manifest = outp.resolve() / "_manifest.jsonl"
-    staging = Path(stage) if stage is not None else outp / "_inputs"
-    local = [_stage(os.fspath(p), staging) if _is_uri(p) else os.path.abspath(p) for p in _paths(paths)]
-    listing = ["manifest", *local, "-o", str(manifest)]
-    if rules:
-        listing += ["--rules", os.path.abspath(rules)]
+    rules_dir = local_path(rules) if rules else None
+    listing = ["manifest", *(absolute(paths) or []), "-o", str(manifest)]
+    if rules_dir:
+        listing += ["--rules", rules_dir]
     if format:
         listing += ["--input-format", format]
     run(*listing)
     args = ["--manifest", str(manifest)]
     args += _many("--registry", absolute(registry)) + _many("--verdicts", absolute(verdicts))
-    if rules:
-        args += ["--rules", os.path.abspath(rules)]
+    if rules_dir:
+        args += ["--rules", rules_dir]
     if format:
         args += ["--input-format", format]
     task = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_shard)

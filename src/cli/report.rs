@@ -105,8 +105,9 @@ impl Tallied {
 
 /// The dataset directory the arguments name, if they name one (and no `--arm`).
 fn dataset_dir(a: &StudyArgs) -> Option<PathBuf> {
-    match a.study_or_inputs.as_slice() {
-        [dir] if a.study.is_none() && a.arm.is_empty() && !crate::study::dataset::parts(dir).is_empty() => Some(dir.clone()),
+    let named: Vec<&PathBuf> = a.study_or_inputs.iter().chain(&a.study).collect();
+    match named.as_slice() {
+        [dir] if a.arm.is_empty() && !crate::study::dataset::parts(dir).is_empty() => Some((*dir).clone()),
         _ => None,
     }
 }

@@ -245,10 +245,10 @@ impl ArmTally {
             Self::hit(r, &mut self.wall_timeouts, at);
         }
         // The most writes; among equals the task first by name (a fact of the verdicts, not of
-        // the order they came in).
+        // the order they came in), and of its trials the last (the run the list links).
         let better = match &self.peak_writes {
             None => true,
-            Some((w, task, _)) => (m.peak_writes, std::cmp::Reverse(&v.task_id)) > (*w, std::cmp::Reverse(task)),
+            Some((w, task, _)) => (m.peak_writes, std::cmp::Reverse(&v.task_id)) >= (*w, std::cmp::Reverse(task)),
         };
         if better {
             self.peak_writes = Some((m.peak_writes, v.task_id.clone(), at));

@@ -7,7 +7,8 @@
 //! is reshaped into a verdict's JSON (the mechanics under `mechanics`, the `;`-joined lists
 //! split, the evidence parsed) and read with the verdict's own deserializer, so a column the
 //! frame gains is a compile-free change here. What the frame does not carry (the per-tool call
-//! counts) stays empty. Every verdict of the dataset is held in memory, as for a study run.
+//! counts) stays empty. `report` and `compare` take the verdicts one row group at a time
+//! ([`for_each`]) and hold none; [`verdicts`] and [`study`] hold them all (predictions).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -115,17 +116,21 @@ fn reshape(row: Map<String, Value>, mechanics: &std::collections::HashSet<String
     serde_json::from_value(Value::Object(top)).map_err(|e| e.to_string())
 }
 
-/// Rows read from a part at a time: the memory of a read is bounded by this many verdicts.
-const BATCH: usize = ROW_GROUP;
-
-/// Calls `f` with every verdict of the part `p`, read `BATCH` rows at a time.
+/// Calls `f` with every verdict of the part `p`, read one row group at a time (coroner writes
+/// groups of [`ROW_GROUP`] rows; a part written by another tool holds what its groups hold).
 fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut dyn FnMut(Verdict)) -> Result<(), String> {
     let shown = crate::util::display_path(p);
     let open = || std::fs::File::open(p).map_err(|e| format!("read {shown}: {e}"));
-    let rows = ParquetReader::new(open()?).num_rows().map_err(|e| format!("read {shown}: {e}"))?;
+    let groups: Vec<usize> = ParquetReader::new(open()?)
+        .get_metadata()
+        .map_err(|e| format!("read {shown}: {e}"))?
+        .row_groups
+        .iter()
+        .map(|g| g.num_rows())
+        .collect();
     let mut start = 0;
-    while start < rows {
-        let mut df = ParquetReader::new(open()?).with_slice(Some((start, BATCH))).finish().map_err(|e| format!("read {shown}: {e}"))?;
+    for rows in groups.into_iter().filter(|&n| n > 0) {
+        let mut df = ParquetReader::new(open()?).with_slice(Some((start, rows))).finish().map_err(|e| format!("read {shown}: {e}"))?;
         let mut json = Vec::new();
         JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
         drop(df);
@@ -134,7 +139,7 @@ fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut
             let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {at} of {shown}: {e}"))?;
             f(reshape(row, mechanics).map_err(|e| format!("read row {at} of {shown} as a verdict: {e}"))?);
         }
-        start += BATCH;
+        start += rows;
     }
     Ok(())
 }
@@ -193,15 +198,16 @@ pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
         by_arm.entry(v.arm_or_harness()).or_default().push(v);
     }
     let q = quarantined(dir);
-    let n = by_arm.len().max(1);
+    // The run's quarantined inputs belong to no arm: counted once, with the first.
     let arms = by_arm
         .into_iter()
-        .map(|(name, verdicts)| ArmRun {
+        .enumerate()
+        .map(|(i, (name, verdicts))| ArmRun {
             name,
             files_seen: verdicts.len(),
             verdicts,
             budget: BudgetSpec::default(),
-            quarantined: q / n,
+            quarantined: if i == 0 { q } else { 0 },
             earliest: None,
         })
         .collect();

@@ -106,20 +106,33 @@ def test_a_ray_classification_equals_one_process(tmp_path, cluster):
 
 def test_inputs_at_a_uri_are_staged_and_classified_as_the_local_copy(tmp_path, cluster):
     """A URI of a file system pyarrow reads (here `file://`; s3:// and gs:// go the same way
-    with credentials) is copied once into the stage and sharded by its paths relative to the
-    URI: the verdicts are those of the local tree, record for record."""
+    with credentials) is copied into the stage and sharded by its paths relative to the URI:
+    the verdicts are those of the local tree, record for record. A verdict file may be a URI
+    too. The copy is reused while the source lists the same files, and made again when not."""
     pytest.importorskip("pyarrow", reason="URIs are read through pyarrow's file systems; .ci/run installs it")
     corpus = tmp_path / "bucket" / "runs"
     verdicts = write_corpus(corpus, n=300)
     local = coroner.classify([str(corpus)], verdicts=str(verdicts)).verdicts
-    ds = cray.classify([corpus.resolve().as_uri()], tmp_path / "dataset", shards=3, verdicts=str(verdicts))
+    uri, verdicts_uri = corpus.resolve().as_uri(), verdicts.resolve().as_uri()
+    ds = cray.classify([uri + "/"], tmp_path / "dataset", shards=3, verdicts=verdicts_uri)
     merged = ds.verdicts()
     assert merged.height == 300
     key = ["trajectory_id"]
     drop = ["source"]  # where the copy lives, not what it says
     assert local.sort(key).drop(drop).equals(merged.sort(key).drop(drop))
-    staged = list((tmp_path / "dataset" / "_inputs").glob("*.staged"))
-    assert len(staged) == 1 and staged[0].read_text().strip() == corpus.resolve().as_uri()
-    # The copy is reused, and the stage is not mistaken for parts of the dataset.
-    again = cray.classify([corpus.resolve().as_uri()], tmp_path / "dataset", shards=3, verdicts=str(verdicts))
+    assert merged.filter(pl.col("outcome") == "passed").height == 100, "the verdict file given as a URI was read"
+    stage = tmp_path / "dataset" / "_inputs"
+    stamps = sorted(stage.glob("*.staged"))
+    assert len(stamps) == 2, stamps  # the tree and the verdict file
+    before = {p: p.read_text() for p in stamps}
+    # The same source again (with or without the slash): the copy is reused, and the stage is
+    # not mistaken for parts of the dataset.
+    again = cray.classify([uri], tmp_path / "dataset", shards=3, verdicts=verdicts_uri)
     assert again.verdicts().height == 300
+    assert {p: p.read_text() for p in sorted(stage.glob("*.staged"))} == before
+    # A source that changed is copied again.
+    one = next(corpus.rglob("*.traj.json"))
+    one.write_text(one.read_text() + "\n")
+    cray.classify([uri], tmp_path / "dataset", shards=3, verdicts=verdicts_uri)
+    after = {p: p.read_text() for p in sorted(stage.glob("*.staged"))}
+    assert after != before and len(after) == 2
