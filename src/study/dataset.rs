@@ -254,6 +254,29 @@ mod tests {
         let mut df = crate::classify::table::verdict_frame(&[&v]).unwrap();
         let dir = tempfile::tempdir().unwrap();
         ParquetWriter::new(std::fs::File::create(dir.path().join("part-1-of-1.parquet")).unwrap()).finish(&mut df).unwrap();
-        assert_eq!(verdicts(dir.path()).unwrap(), vec![v]);
+        assert_eq!(verdicts(dir.path()).unwrap(), vec![v.clone()]);
+
+        // A part of several row groups is read group by group, every row once, in order; the
+        // shard's accounting is added once.
+        let many: Vec<Verdict> = (0..5)
+            .map(|i| Verdict { trajectory_id: format!("t#{i}"), mechanics: Mechanics { steps: i, ..v.mechanics.clone() }, ..v.clone() })
+            .collect();
+        let mut df = crate::classify::table::verdict_frame(&many.iter().collect::<Vec<_>>()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let part = dir.path().join("arm=a").join("part-00001-of-00001.parquet");
+        std::fs::create_dir_all(part.parent().unwrap()).unwrap();
+        ParquetWriter::new(std::fs::File::create(&part).unwrap()).with_row_group_size(Some(2)).finish(&mut df).unwrap();
+        std::fs::create_dir_all(dir.path().join("_accounting")).unwrap();
+        std::fs::write(
+            dir.path().join("_accounting").join("part-00001-of-00001.json"),
+            r#"{"quarantined_files": 2, "quarantined_records": 1}"#,
+        )
+        .unwrap();
+        let groups = ParquetReader::new(std::fs::File::open(&part).unwrap()).get_metadata().unwrap().row_groups.len();
+        assert!(groups > 1, "the part has several row groups, which this test is about: {groups}");
+        let mut seen = Vec::new();
+        let quarantined = for_each(dir.path(), &mut |v| seen.push(v)).unwrap();
+        assert_eq!(seen, many);
+        assert_eq!(quarantined, 3);
     }
 }
