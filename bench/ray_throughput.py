@@ -48,7 +48,7 @@ with tempfile.TemporaryDirectory(prefix="coroner-ray-bench-") as tmp:
     timed(f"one process, {CPUS} threads", lambda: subprocess.run(one, env=env, **quiet))
     timed("one process, 1 thread", lambda: subprocess.run(one, env=dict(os.environ, RAYON_NUM_THREADS="1"), **quiet), cores=1)
     man = tmp / "m.jsonl"
-    timed("coroner manifest alone (the driver's listing in a Ray run)", lambda: subprocess.run([bin_, "manifest", corpus, "-o", str(man)], **quiet), cores=1)
+    timed("coroner manifest, one process (a Ray run splits it over its tasks)", lambda: subprocess.run([bin_, "manifest", corpus, "-o", str(man)], **quiet), cores=1)
 
     def shards_in_sequence():
         for k in range(1, SHARDS + 1):

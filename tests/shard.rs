@@ -64,6 +64,28 @@ fn shards_from_a_manifest_union_into_the_walked_run() {
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     let lines = std::fs::read_to_string(&manifest).unwrap();
     assert!(lines.lines().count() > 300 && lines.contains("\"sha256\":\"") && lines.contains("\"adapter\":\"harbor\""));
+    // Three processes each read and hash a third of the files; their parts join into the same
+    // manifest, byte for byte.
+    let mut parts = Vec::new();
+    for k in 1..=3 {
+        let part = tmp.path().join(format!("part-{k}.jsonl"));
+        let spec = format!("{k}/3");
+        let r = coroner_in(&root(), &["manifest", "samples", "-o", part.to_str().unwrap(), "--shard", &spec]);
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+        let n = std::fs::read_to_string(&part).unwrap().lines().count();
+        assert!(n > 50 && n < 300, "shard {spec} lists a share of the entries: {n}");
+        parts.push(part.to_str().unwrap().to_string());
+    }
+    let merged = tmp.path().join("merged.jsonl");
+    let mut args = vec!["manifest", "--merge", "-o", merged.to_str().unwrap()];
+    args.extend(parts.iter().map(String::as_str));
+    let r = coroner_in(&root(), &args);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read_to_string(&merged).unwrap(), lines, "the parts join into the manifest one process writes");
+    // A part alone is not a manifest of the run.
+    let r = coroner_in(&root(), &["classify", "--manifest", &parts[0], "-q"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--merge"), "{}", String::from_utf8_lossy(&r.stderr));
     let whole = classify(&root(), "samples", None, tmp.path());
     let (mut records, mut files, mut diags) = (Vec::new(), BTreeMap::new(), Vec::new());
     for k in 1..=3 {

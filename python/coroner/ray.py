@@ -1,22 +1,24 @@
 """coroner on Ray: a classification split into shards, one Ray task each, written as one Parquet
 dataset that polars, DuckDB, Spark and pandas read as it is.
 
-The driver lists the inputs once (``coroner manifest``: paths, sizes, hashes, detected formats);
-each task runs ``coroner classify --manifest … --shard K/N`` (a deterministic 1/N of the
-transcripts, chosen by a hash of each one's path relative to its input root; see the README's
-"Scale out"), which opens only its own files, their companions and the outcome files, and writes
-its verdicts as hive-partitioned parts, ``arm=…/part-K-of-N.parquet``, with the accounting of the
-files it owns in ``_accounting/``.
+The inputs are listed once, in parallel: each task reads, hashes and detects the files its shard
+owns (``coroner manifest --shard K/N``; the walk itself is cheap) and the driver joins the parts
+(``coroner manifest --merge``). Each task then runs ``coroner classify --manifest … --shard K/N``
+(a deterministic 1/N of the transcripts, chosen by a hash of each one's path relative to its
+input root; see the README's "Scale out"), which opens only its own files, their companions and
+the outcome files, and writes its verdicts as hive-partitioned parts, ``arm=…/part-K-of-N.parquet``,
+with the accounting of the files it owns in ``_accounting/``.
 The parts union into exactly what one ``coroner classify`` of the same inputs writes. A task
 writes to a temporary name and renames, so a retried task (Ray retries a failed one) leaves the
 same part, byte for byte, and never a half-written one.
 
 Inputs are paths every worker can read (local paths on one machine, a shared file system on a
 cluster) or URIs of any file system pyarrow reads (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``,
-``file://``), with the credentials pyarrow finds. A URI's tree is copied once, by the driver, into
-``stage`` (by default ``OUT/_inputs``, beside the parts, so it is where the workers read), keeping
-its paths relative to the URI: the shards, chosen by those relative paths, are the ones a local
-copy gives. Needs ``ray`` (``pip install 'coroner[ray]'``), and pyarrow for URIs.
+``file://``), with the credentials pyarrow finds. A URI's tree is copied into ``stage`` (by
+default ``OUT/_inputs``, beside the parts, so it is where the workers read) by as many Ray tasks
+as there are shards, keeping its paths relative to the URI: the shards, chosen by those relative
+paths, are the ones a local copy gives. Needs ``ray`` (``pip install 'coroner[ray]'``), and
+pyarrow for URIs.
 """
 
 from __future__ import annotations
@@ -68,13 +70,30 @@ def _is_uri(p: PathLike) -> bool:
     return "://" in os.fspath(p)
 
 
-def _stage(uri: str, into: Path) -> str:
+def _copy_files(uri: str, rels: List[str], local: str) -> int:
+    """In a Ray worker: copies the files ``rels`` (relative to ``uri``) into ``local``."""
+    from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    source, root = fs.FileSystem.from_uri(uri)
+    root = root.rstrip("/") or root
+    dest = fs.LocalFileSystem()
+    for rel in rels:
+        target = Path(local) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fs.copy_files(f"{root}/{rel}", str(target.resolve()), source_filesystem=source, destination_filesystem=dest)
+    return len(rels)
+
+
+def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
     """Copies the tree (or the file) at ``uri`` into ``into`` through pyarrow's file systems and
-    returns the local path that stands for it. A copy made before is reused only while the source
-    lists the same files with the same sizes and modification times; otherwise it is made again."""
+    returns the local path that stands for it. A tree is copied by ``tasks`` Ray tasks, each a
+    share of its files, so no one node's bandwidth bounds it. A copy made before is reused only
+    while the source lists the same files with the same sizes and modification times; otherwise
+    it is made again."""
     import hashlib
     import shutil
 
+    import ray  # type: ignore[import-not-found,unused-ignore]
     from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     source, root = fs.FileSystem.from_uri(uri)
@@ -98,9 +117,24 @@ def _stage(uri: str, into: Path) -> str:
         if where.exists():
             shutil.rmtree(where)
         where.mkdir(parents=True)
-        fs.copy_files(root, str(local.resolve()), source_filesystem=source, destination_filesystem=fs.LocalFileSystem())
+        if info.type == fs.FileType.File:
+            fs.copy_files(root, str(local.resolve()), source_filesystem=source, destination_filesystem=fs.LocalFileSystem())
+        else:
+            local.mkdir()
+            rels = [str(f[0]) for f in files]
+            groups = [rels[k::tasks] for k in range(max(1, tasks))]
+            copy = ray.remote(max_retries=max_retries)(_copy_files)
+            ray.get([copy.remote(f"{uri.rstrip('/')}", g, str(local.resolve())) for g in groups if g])
         done.write_text(stamp)
     return str(local.resolve())
+
+
+def _manifest_part(args: List[str], part: str, k: int, n: int, threads: int) -> str:
+    """One shard's part of the manifest, in a Ray worker: the files it owns read, hashed and
+    detected (``coroner manifest --shard K/N``)."""
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    run("manifest", *args, "-o", part, "--shard", f"{k}/{n}")
+    return part
 
 
 def _shard(args: List[str], out: str, k: int, n: int, threads: int) -> str:
@@ -143,7 +177,8 @@ def classify(
     if cpus_per_shard is None:
         per_node = [int(nd.get("Resources", {}).get("CPU", 0)) for nd in ray.nodes() if nd.get("Alive")]
         cpus_per_shard = min([c for c in per_node if c > 0] or [1])
-    n = shards or max(1, int(ray.cluster_resources().get("CPU", 1)) // cpus_per_shard)
+    at_once = max(1, int(ray.cluster_resources().get("CPU", 1)) // cpus_per_shard)
+    n = shards or at_once
     outp = Path(out)
     (outp / "_accounting").mkdir(parents=True, exist_ok=True)
     for stale in [*_parts(outp), *(outp / "_accounting").glob("part-*.json")]:
@@ -153,7 +188,7 @@ def classify(
     # Workers run elsewhere (another directory, another machine): every path absolute, every
     # URI a local copy.
     def local_path(p: PathLike) -> str:
-        return _stage(os.fspath(p), staging) if _is_uri(p) else os.path.abspath(p)
+        return _stage(os.fspath(p), staging, n, max_retries) if _is_uri(p) else os.path.abspath(p)
 
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
         return None if v is None else [local_path(p) for p in _paths(v)]
@@ -162,12 +197,23 @@ def classify(
     # their companions and the outcome files (`coroner manifest`, then `--manifest`).
     manifest = outp.resolve() / "_manifest.jsonl"
     rules_dir = local_path(rules) if rules else None
-    listing = ["manifest", *(absolute(paths) or []), "-o", str(manifest)]
+    listing = [*(absolute(paths) or [])]
     if rules_dir:
         listing += ["--rules", rules_dir]
     if format:
         listing += ["--input-format", format]
-    run(*listing)
+    # As many tasks as run at once each read and hash the files of their part (each also walks
+    # the whole tree, which is cheap next to reading it); the parts join into the one manifest.
+    m = min(n, at_once)
+    parts_dir = outp.resolve() / "_manifest"
+    if parts_dir.exists():
+        for old in parts_dir.glob("part-*.jsonl"):
+            old.unlink()
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    parts = [str(parts_dir / f"part-{k:05d}-of-{m:05d}.jsonl") for k in range(1, m + 1)]
+    list_part = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_manifest_part)
+    ray.get([list_part.remote(listing, parts[k - 1], k, m, cpus_per_shard) for k in range(1, m + 1)])
+    run("manifest", "--merge", *parts, "-o", str(manifest))
     args = ["--manifest", str(manifest)]
     args += _many("--registry", absolute(registry)) + _many("--verdicts", absolute(verdicts))
     if rules_dir:

@@ -38,6 +38,10 @@ pub struct Entry {
     pub walk: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// In one shard's part of a manifest (`manifest --shard`): the entry's position in the
+    /// whole manifest, so the parts of all shards merge back into it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
 }
 
 impl Entry {
@@ -47,13 +51,27 @@ impl Entry {
     }
 }
 
-/// Walks `inputs` and detects every file, in the walk's order.
+/// Walks `inputs` and detects every file, in the walk's order. With a shard, only the entries
+/// it owns (as `--shard` accounts for them: a file by its root-relative path, a refusal by its
+/// path as shown) are read and listed, each with its position in the whole manifest (`at`):
+/// the walk is cheap, reading and hashing every byte is not, so shards can share that work.
 #[must_use]
-pub fn build(inputs: &[PathBuf], adapters: &[&'static dyn Adapter], forced: Option<&'static dyn Adapter>) -> Vec<Entry> {
+pub fn build(
+    inputs: &[PathBuf],
+    adapters: &[&'static dyn Adapter],
+    forced: Option<&'static dyn Adapter>,
+    shard: Option<super::shard::Shard>,
+) -> Vec<Entry> {
     let walk::Walked { files, errors, skipped } = walk::collect(inputs);
+    let mine = |key: &str| shard.is_none_or(|s| s.holds(key));
+    let at = |i: usize| shard.map(|_| i);
+    let n_files = files.len();
+    let n_errors = errors.len();
     let mut out: Vec<Entry> = files
         .into_par_iter()
-        .map(|f| {
+        .enumerate()
+        .filter(|(_, f)| mine(&f.rel))
+        .map(|(i, f)| {
             let (adapter, size) = match Probe::read(&f.path) {
                 Ok(p) => match detect(&p, &f.display, adapters, forced) {
                     Detected::Adapter { adapter, .. } => (Some(adapter.name().to_string()), p.size),
@@ -70,10 +88,11 @@ pub fn build(inputs: &[PathBuf], adapters: &[&'static dyn Adapter], forced: Opti
                 adapter,
                 walk: None,
                 reason: None,
+                at: at(i),
             }
         })
         .collect();
-    let refused = |display: String, walk: &str, reason: String| Entry {
+    let refused = |display: String, walk: &str, reason: String, i: usize| Entry {
         path: display.clone(),
         rel: display.clone(),
         display,
@@ -82,10 +101,31 @@ pub fn build(inputs: &[PathBuf], adapters: &[&'static dyn Adapter], forced: Opti
         adapter: None,
         walk: Some(walk.to_string()),
         reason: Some(reason),
+        at: at(i),
     };
-    out.extend(errors.into_iter().map(|e| refused(e.path.clone(), "quarantined", e.message)));
-    out.extend(skipped.into_iter().map(|(d, r)| refused(d, "skipped", r)));
+    out.extend(
+        errors
+            .into_iter()
+            .enumerate()
+            .filter(|(_, e)| mine(&e.path))
+            .map(|(i, e)| refused(e.path.clone(), "quarantined", e.message, n_files + i)),
+    );
+    out.extend(
+        skipped.into_iter().enumerate().filter(|(_, (d, _))| mine(d)).map(|(i, (d, r))| refused(d, "skipped", r, n_files + n_errors + i)),
+    );
     out
+}
+
+/// The parts of a manifest (`manifest --shard K/N` for every K) as the one manifest they
+/// split: entries in the order of their positions, without them.
+#[must_use]
+pub fn merge(parts: Vec<Vec<Entry>>) -> Vec<Entry> {
+    let mut all: Vec<Entry> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|e| e.at);
+    for e in &mut all {
+        e.at = None;
+    }
+    all
 }
 
 /// Writes a manifest as JSON Lines.

@@ -155,8 +155,8 @@ fn adapters_for(opts: &IngestOptions) -> Result<Adapters, IngestError> {
 /// As [`run`], before any input is read.
 pub fn manifest(opts: &IngestOptions) -> Result<Vec<super::manifest::Entry>, IngestError> {
     let (all, forced) = adapters_for(opts)?;
-    let entries = super::manifest::build(&opts.inputs, &all, forced);
-    if entries.is_empty() {
+    let entries = super::manifest::build(&opts.inputs, &all, forced, opts.shard);
+    if entries.is_empty() && opts.shard.is_none() {
         return Err(IngestError::NoInput);
     }
     Ok(entries)
@@ -188,6 +188,12 @@ pub fn run_map<T: Send>(
         Some(m) => Some(super::manifest::read(m).map_err(IngestError::Manifest)?),
         None => None,
     };
+    if listed.iter().flatten().any(|e| e.at.is_some()) {
+        return Err(IngestError::Manifest(
+            "this is one shard's part of a manifest (`manifest --shard`): join the parts with `coroner manifest --merge PART... -o FILE`"
+                .into(),
+        ));
+    }
     let walk::Walked { files, errors: walk_errors, skipped: walk_skipped } = match &listed {
         Some(entries) => from_manifest(entries),
         None => walk::collect(&opts.inputs),
