@@ -173,6 +173,19 @@ fn a_report_of_the_shards_parquet_parts_is_the_report_of_the_transcripts() {
     assert_eq!(after.stdout, before.stdout, "the report of the parts in another order");
     let named = coroner_in(&root(), &["report", "--study", ds.to_str().unwrap(), "--format", "json", "-q"]);
     assert_eq!(named.stdout, before.stdout, "a dataset named with --study is read the same way");
+    // A part that does not read (truncated) is quarantined, named, and counted: the rest is
+    // reported, and the exit code says some input was lost.
+    let whole = std::fs::read(ds.join("part-2-of-3.parquet")).unwrap();
+    std::fs::write(ds.join("part-2-of-3.parquet"), &whole[..whole.len() / 2]).unwrap();
+    let cut = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(cut.status.code(), Some(3), "{}", String::from_utf8_lossy(&cut.stderr));
+    assert!(String::from_utf8_lossy(&cut.stderr).contains("part-2-of-3.parquet"), "{}", String::from_utf8_lossy(&cut.stderr));
+    let rep: serde_json::Value = serde_json::from_slice(&cut.stdout).unwrap();
+    let all: serde_json::Value = serde_json::from_slice(&before.stdout).unwrap();
+    let trials = |r: &serde_json::Value| r["arms"].as_array().unwrap().iter().map(|a| a["trials"].as_u64().unwrap()).sum::<u64>();
+    assert!(trials(&rep) < trials(&all) && trials(&rep) > 0, "the other parts are reported");
+    assert_eq!(rep["quarantined"].as_u64(), Some(all["quarantined"].as_u64().unwrap() + 1));
+    std::fs::write(ds.join("part-2-of-3.parquet"), &whole).unwrap();
     // A dataset is its own verdicts: `--out` writes the tables and charts, not the verdicts again.
     let out = tmp.path().join("out");
     let r = coroner_in(&root(), &["report", ds.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-html", "-q"]);

@@ -121,12 +121,15 @@ pub fn load_tallies(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<Tallie
         // Each arm tallied as its verdicts are read, none held; the order of the parts does not
         // change a tally.
         let mut arms: std::collections::BTreeMap<String, ArmTally> = std::collections::BTreeMap::new();
-        let quarantined = crate::study::dataset::for_each(&dir, &mut |v| {
+        let (quarantined, unread) = crate::study::dataset::for_each(&dir, &mut |v| {
             let t = arms.entry(v.arm_or_harness()).or_insert_with_key(|name| ArmTally::new(name, false));
             let at = t.trials as usize;
             t.add(&v, at);
-        })
-        .map_err(|e| CliError::usage(format!("failed to {e}")))?;
+        });
+        if !a.quiet {
+            super::output::print_diagnostics(&unread);
+        }
+        let quarantined = quarantined + unread.len();
         return Ok(Tallied { run: None, title: None, arms: arms.into_values().collect(), quarantined, rules });
     }
     let (run, rules, _) = load_study_with(a, also)?;

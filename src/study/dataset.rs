@@ -17,6 +17,7 @@ use polars::prelude::*;
 use serde_json::{Map, Value};
 
 use super::{ArmRun, BudgetSpec, StudyRun};
+use crate::ingest::diag::{InputError, InputErrorKind};
 use crate::model::{Mechanics, Verdict};
 
 /// The fields of [`Mechanics`], from its JSON Schema (optional ones included), so a row's
@@ -118,26 +119,24 @@ fn reshape(row: Map<String, Value>, mechanics: &std::collections::HashSet<String
 
 /// Calls `f` with every verdict of the part `p`, read one row group at a time (coroner writes
 /// groups of [`ROW_GROUP`] rows; a part written by another tool holds what its groups hold).
-fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut dyn FnMut(Verdict)) -> Result<(), String> {
+/// A part that stops reading keeps the verdicts it gave, as a transcript streamed in records
+/// does: the failure costs the rest.
+fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut dyn FnMut(Verdict)) -> Result<(), InputError> {
     let shown = crate::util::display_path(p);
-    let open = || std::fs::File::open(p).map_err(|e| format!("read {shown}: {e}"));
-    let groups: Vec<usize> = ParquetReader::new(open()?)
-        .get_metadata()
-        .map_err(|e| format!("read {shown}: {e}"))?
-        .row_groups
-        .iter()
-        .map(|g| g.num_rows())
-        .collect();
+    let corrupt = |e: PolarsError| InputError::new(InputErrorKind::Corrupt, &shown, format!("read the Parquet part: {e}"));
+    let open = || std::fs::File::open(p).map_err(|e| crate::ingest::source::io_error(&shown, &e));
+    let groups: Vec<usize> = ParquetReader::new(open()?).get_metadata().map_err(corrupt)?.row_groups.iter().map(|g| g.num_rows()).collect();
     let mut start = 0;
     for rows in groups.into_iter().filter(|&n| n > 0) {
-        let mut df = ParquetReader::new(open()?).with_slice(Some((start, rows))).finish().map_err(|e| format!("read {shown}: {e}"))?;
+        let mut df = ParquetReader::new(open()?).with_slice(Some((start, rows))).finish().map_err(corrupt)?;
         let mut json = Vec::new();
-        JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(|e| format!("read {shown}: {e}"))?;
+        JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(corrupt)?;
         drop(df);
         for (i, line) in json.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
             let at = start + i + 1;
-            let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| format!("read row {at} of {shown}: {e}"))?;
-            f(reshape(row, mechanics).map_err(|e| format!("read row {at} of {shown} as a verdict: {e}"))?);
+            let schema = |e: String| InputError::new(InputErrorKind::Schema, &shown, format!("read row {at} as a verdict: {e}"));
+            let row: Map<String, Value> = serde_json::from_slice(line).map_err(|e| schema(e.to_string()))?;
+            f(reshape(row, mechanics).map_err(schema)?);
         }
         start += rows;
     }
@@ -152,7 +151,7 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     let mut out = Vec::new();
     let mechanics = mechanics_fields();
     for p in parts(dir) {
-        each_verdict(&p, &mechanics, &mut |v| out.push(v))?;
+        each_verdict(&p, &mechanics, &mut |v| out.push(v)).map_err(|e| format!("read {}: {}", e.path, e.message))?;
     }
     // The order a walk of the transcripts meets them in (by source path, component by
     // component; a file's records keep their order, as a file is never split across shards),
@@ -162,18 +161,15 @@ pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
     Ok(out)
 }
 
-/// Calls `f` with every verdict of a dataset, part by part, holding at most one batch of
-/// rows (a report tallies them as they come: memory then grows with the tasks, not the
-/// verdicts); returns the files and records its shards quarantined.
-///
-/// # Errors
-/// As [`verdicts`].
-pub fn for_each(dir: &Path, f: &mut dyn FnMut(Verdict)) -> Result<usize, String> {
+/// Calls `f` with every verdict of a dataset, part by part, holding at most one row group (a
+/// report tallies them as they come: memory then grows with the tasks, not the verdicts).
+/// Returns the files and records its shards quarantined, and the parts that did not read, each
+/// a diagnostic: they are quarantined too, and the rest of the dataset is read.
+#[must_use]
+pub fn for_each(dir: &Path, f: &mut dyn FnMut(Verdict)) -> (usize, Vec<InputError>) {
     let mechanics = mechanics_fields();
-    for p in parts(dir) {
-        each_verdict(&p, &mechanics, f)?;
-    }
-    Ok(quarantined(dir))
+    let failed = parts(dir).iter().filter_map(|p| each_verdict(p, &mechanics, f).err()).collect();
+    (quarantined(dir), failed)
 }
 
 /// The files and records the dataset's shards quarantined, from `_accounting/*.json`.
@@ -275,8 +271,9 @@ mod tests {
         let groups = ParquetReader::new(std::fs::File::open(&part).unwrap()).get_metadata().unwrap().row_groups.len();
         assert!(groups > 1, "the part has several row groups, which this test is about: {groups}");
         let mut seen = Vec::new();
-        let quarantined = for_each(dir.path(), &mut |v| seen.push(v)).unwrap();
+        let (quarantined, unread) = for_each(dir.path(), &mut |v| seen.push(v));
         assert_eq!(seen, many);
         assert_eq!(quarantined, 3);
+        assert!(unread.is_empty());
     }
 }
