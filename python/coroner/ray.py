@@ -187,8 +187,15 @@ def classify(
 
     # Workers run elsewhere (another directory, another machine): every path absolute, every
     # URI a local copy.
+    # Where each staged URI's copy lives, so the runs show the URI rather than the copy.
+    shown: Dict[str, str] = {}
+
     def local_path(p: PathLike) -> str:
-        return _stage(os.fspath(p), staging, n, max_retries) if _is_uri(p) else os.path.abspath(p)
+        if not _is_uri(p):
+            return os.path.abspath(p)
+        local = _stage(os.fspath(p), staging, n, max_retries)
+        shown[local] = os.fspath(p).rstrip("/")
+        return local
 
     def absolute(v: Union[None, PathLike, Sequence[PathLike]]) -> Optional[List[str]]:
         return None if v is None else [local_path(p) for p in _paths(v)]
@@ -213,7 +220,7 @@ def classify(
     parts = [str(parts_dir / f"part-{k:05d}-of-{m:05d}.jsonl") for k in range(1, m + 1)]
     list_part = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_manifest_part)
     ray.get([list_part.remote(listing, parts[k - 1], k, m, cpus_per_shard) for k in range(1, m + 1)])
-    run("manifest", "--merge", *parts, "-o", str(manifest))
+    run("manifest", "--merge", *parts, "-o", str(manifest), *_many("--shown-as", [f"{k}={v}" for k, v in shown.items()] or None))
     args = ["--manifest", str(manifest)]
     args += _many("--registry", absolute(registry)) + _many("--verdicts", absolute(verdicts))
     if rules_dir:

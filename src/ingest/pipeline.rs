@@ -4,7 +4,7 @@
 //! Units are parsed by rayon in bounded batches and written in input order, so memory holds at
 //! most one batch of trajectories and the output bytes do not depend on the thread count.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -242,6 +242,11 @@ pub fn run_map<T: Send>(
         })
         .collect();
 
+    let opened_as: HashMap<String, PathBuf> = detected
+        .iter()
+        .filter(|(f, _)| f.path.to_str() != Some(f.display.as_str()))
+        .map(|(f, _)| (f.display.clone(), f.path.clone()))
+        .collect();
     // Outcome files first: the join index must be complete before any transcript is parsed.
     let mut join = JoinIndex::default();
     let mut statuses: BTreeMap<usize, FileStatus> = BTreeMap::new();
@@ -380,6 +385,7 @@ pub fn run_map<T: Send>(
     // come, so memory holds one of its records rather than all of them.
     let mut ctx = Ctx::new(&join, &fileset);
     ctx.harness = opts.harness.as_deref();
+    ctx.opened_as = Some(&opened_as);
     let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
     let mut account = |i: usize, adapter: &'static dyn Adapter, n: usize, errs: Vec<InputError>, fatal: Option<InputError>| {
         summary.trajectories += n;
@@ -589,20 +595,22 @@ const STATUS_SEARCH_MAX: u64 = 16 << 20;
 /// person would check the status.
 struct StatusFiles<'a> {
     files: &'a [crate::model::SourceFile],
+    opened_as: Option<&'a HashMap<String, PathBuf>>,
     read: Vec<Option<Option<Vec<u8>>>>,
 }
 
 impl<'a> StatusFiles<'a> {
-    fn new(files: &'a [crate::model::SourceFile]) -> Self {
-        Self { files, read: vec![None; files.len()] }
+    fn new(files: &'a [crate::model::SourceFile], opened_as: Option<&'a HashMap<String, PathBuf>>) -> Self {
+        Self { files, opened_as, read: vec![None; files.len()] }
     }
 
     fn bytes(&mut self, i: usize) -> Option<&[u8]> {
         const BINARY: &[&str] = &["eval", "zip", "gz", "sqlite", "sqlite3", "db"];
         let f = &self.files[i];
+        let opened_as = self.opened_as;
         self.read[i]
             .get_or_insert_with(|| {
-                let p = std::path::Path::new(&f.path);
+                let p = opened_as.and_then(|m| m.get(&f.path)).map_or_else(|| std::path::Path::new(&f.path), PathBuf::as_path);
                 let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
                 if f.path.contains('!') || BINARY.contains(&ext.as_str()) {
                     return None;
@@ -698,7 +706,7 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
         push_file(t, j.file);
     }
     // Evidence resting on how the run ended points at the status's bytes.
-    let mut files = StatusFiles::new(&t.provenance.files);
+    let mut files = StatusFiles::new(&t.provenance.files, ctx.opened_as);
     for s in t.signals.statuses.iter_mut().filter(|s| s.span.is_none()) {
         s.span = files.span(&s.text);
     }
