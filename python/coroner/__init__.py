@@ -20,6 +20,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Sequence, Union
@@ -165,15 +166,26 @@ def _parts(root: Path) -> List[Path]:
     return sorted(found)
 
 
-def read_dataset(path: PathLike) -> pl.DataFrame:
+def read_dataset(path: PathLike, *, skip_unreadable: bool = False) -> pl.DataFrame:
     """The verdicts of a dataset written by ``coroner.ray.classify`` or ``coroner classify -o DIR/``:
     all its parts (``arm=…/part-K-of-N.parquet``), in path order, as the files hold them (a reader
     with hive partitioning on, such as ``pl.read_parquet(f"{path}/**/*.parquet",
-    hive_partitioning=True)``, fills ``arm`` from the directory instead)."""
+    hive_partitioning=True)``, fills ``arm`` from the directory instead).
+
+    A part that does not read raises, unless ``skip_unreadable``: then it is left out with a
+    warning naming it, as ``coroner report`` quarantines it."""
     parts = _parts(Path(path))
     if not parts:
         raise FileNotFoundError(f"no part-*.parquet in {os.fspath(path)}")
-    return pl.concat([pl.read_parquet(p) for p in parts], how="vertical")
+    frames = []
+    for p in parts:
+        try:
+            frames.append(pl.read_parquet(p))
+        except pl.exceptions.PolarsError as e:
+            if not skip_unreadable:
+                raise
+            warnings.warn(f"coroner: left out {p}, which does not read: {e}", stacklevel=2)
+    return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
 
 
 def _frame(df: pl.DataFrame, backend: Backend) -> Any:
@@ -294,7 +306,9 @@ def report(
             mechanics=read("mechanics"),
             per_task=read("per_task"),
             # A dataset is its own verdicts (`report` does not write them again).
-            verdicts=read("verdicts") if (where / "verdicts.parquet").exists() else _frame(read_dataset(_paths(study)[0]), backend),
+            verdicts=read("verdicts")
+            if (where / "verdicts.parquet").exists()
+            else _frame(read_dataset(_paths(study)[0], skip_unreadable=True), backend),
             comparison=json.loads(comparison_file.read_text()) if comparison_file.exists() else None,
             markdown=(where / "report.md").read_text(),
             out=where if keep else None,

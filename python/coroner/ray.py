@@ -123,7 +123,8 @@ def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
             local.mkdir()
             rels = [str(f[0]) for f in files]
             groups = [rels[k::tasks] for k in range(max(1, tasks))]
-            copy = ray.remote(max_retries=max_retries)(_copy_files)
+            # Spread over the nodes, so the copy is not one node's bandwidth.
+            copy = ray.remote(max_retries=max_retries, scheduling_strategy="SPREAD")(_copy_files)
             ray.get([copy.remote(f"{uri.rstrip('/')}", g, str(local.resolve())) for g in groups if g])
         done.write_text(stamp)
     return str(local.resolve())

@@ -76,7 +76,7 @@ pub fn run(a: &ManifestArgs) -> Result<Done, CliError> {
             }
             parts.push(part);
         }
-        crate::ingest::manifest::merge(parts)
+        crate::ingest::manifest::merge(parts).map_err(|e| CliError::usage(format!("failed to merge the parts: {e}")))?
     } else {
         let rules = Rules::load(a.rules.as_deref()).map_err(CliError::invalid)?;
         let opts = IngestOptions {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use super::detect::{Detected, detect};
 use super::format::{Adapter, FileEntry};
@@ -42,6 +43,11 @@ pub struct Entry {
     /// whole manifest, so the parts of all shards merge back into it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<usize>,
+    /// With `at`: the walk the part was cut from, `ENTRIES:DIGEST` (how many entries the whole
+    /// manifest has, and a hash of what the walk found, in order), so parts of different walks
+    /// are never joined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_of: Option<String>,
 }
 
 impl Entry {
@@ -65,6 +71,19 @@ pub fn build(
     let walk::Walked { files, errors, skipped } = walk::collect(inputs);
     let mine = |key: &str| shard.is_none_or(|s| s.holds(key));
     let at = |i: usize| shard.map(|_| i);
+    let walk_of = shard.map(|_| {
+        let mut h = sha2::Sha256::new();
+        for key in files
+            .iter()
+            .map(|f| f.rel.as_str())
+            .chain(errors.iter().map(|e| e.path.as_str()))
+            .chain(skipped.iter().map(|(d, _)| d.as_str()))
+        {
+            h.update(key.as_bytes());
+            h.update(b"\n");
+        }
+        format!("{}:{}", files.len() + errors.len() + skipped.len(), &crate::util::hex(&h.finalize())[..16])
+    });
     let n_files = files.len();
     let n_errors = errors.len();
     let mut out: Vec<Entry> = files
@@ -89,6 +108,7 @@ pub fn build(
                 walk: None,
                 reason: None,
                 at: at(i),
+                walk_of: walk_of.clone(),
             }
         })
         .collect();
@@ -102,6 +122,7 @@ pub fn build(
         walk: Some(walk.to_string()),
         reason: Some(reason),
         at: at(i),
+        walk_of: walk_of.clone(),
     };
     out.extend(
         errors
@@ -118,14 +139,38 @@ pub fn build(
 
 /// The parts of a manifest (`manifest --shard K/N` for every K) as the one manifest they
 /// split: entries in the order of their positions, without them.
-#[must_use]
-pub fn merge(parts: Vec<Vec<Entry>>) -> Vec<Entry> {
+///
+/// # Errors
+/// Parts that do not make one walk exactly: of different walks (another split, other inputs,
+/// a tree that changed between them), a position twice (a part given twice, or parts of
+/// different splits), a position missing (a part left out), or nothing at all.
+pub fn merge(parts: Vec<Vec<Entry>>) -> Result<Vec<Entry>, String> {
     let mut all: Vec<Entry> = parts.into_iter().flatten().collect();
+    let Some(walk) = all.first().and_then(|e| e.walk_of.clone()) else {
+        return Err("the parts list no file".into());
+    };
+    if all.iter().any(|e| e.walk_of.as_deref() != Some(&walk) || e.at.is_none()) {
+        return Err("the parts are of different walks (another split, other inputs, or a tree that changed between them)".into());
+    }
+    let total: usize = walk.split(':').next().and_then(|n| n.parse().ok()).unwrap_or(0);
     all.sort_by_key(|e| e.at);
+    for (i, e) in all.iter().enumerate() {
+        match e.at {
+            Some(at) if at < i => {
+                return Err(format!("entry {at} ({}) is listed twice: a part given twice, or parts of different splits", e.display));
+            }
+            Some(at) if at > i => return Err(format!("entries {i}..{at} are missing: a part is missing")),
+            _ => {}
+        }
+    }
+    if all.len() != total {
+        return Err(format!("entries {}..{total} are missing: a part is missing", all.len()));
+    }
     for e in &mut all {
         e.at = None;
+        e.walk_of = None;
     }
-    all
+    Ok(all)
 }
 
 /// Writes a manifest as JSON Lines.

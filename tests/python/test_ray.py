@@ -133,6 +133,16 @@ def test_inputs_at_a_uri_are_staged_and_classified_as_the_local_copy(tmp_path, c
     again = cray.classify([uri], tmp_path / "dataset", shards=3, verdicts=verdicts_uri)
     assert again.verdicts().height == 300
     assert {p: p.read_text() for p in sorted(stage.glob("*.staged"))} == before
+    # A part that does not read: the report quarantines it and reads the rest (exit 3 is not
+    # raised), and its verdicts frame leaves it out with a warning naming it.
+    part = sorted((tmp_path / "dataset").rglob("part-*.parquet"))[0]
+    whole = part.read_bytes()
+    part.write_bytes(whole[: len(whole) // 2])
+    with pytest.warns(UserWarning, match=part.name):
+        rep = coroner.report(str(tmp_path / "dataset"))
+    assert 0 < rep.verdicts.height < 300
+    assert rep.arms["trials"].sum() == rep.verdicts.height
+    part.write_bytes(whole)
     # A source that changed is copied again.
     one = next(corpus.rglob("*.traj.json"))
     one.write_text(one.read_text() + "\n")
