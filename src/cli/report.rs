@@ -129,7 +129,6 @@ pub fn load_tallies(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<Tallie
         if !a.quiet {
             super::output::print_diagnostics(&unread);
         }
-        let quarantined = quarantined + unread.len();
         return Ok(Tallied { run: None, title: None, arms: arms.into_values().collect(), quarantined, rules });
     }
     let (run, rules, _) = load_study_with(a, also)?;
@@ -173,7 +172,10 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
             ))
             .with_help("give the transcripts (or the study file) for --html, or leave it out (--no-html with --out)"));
         }
-        let run = crate::study::dataset::study(dir, &rules.digest).map_err(|e| CliError::usage(format!("failed to {e}")))?;
+        let (run, unread) = crate::study::dataset::study(dir, &rules.digest);
+        if !a.quiet {
+            super::output::print_diagnostics(&unread);
+        }
         return Ok((run, rules, None));
     }
     let mut diagnostics = Vec::new();

@@ -143,57 +143,71 @@ fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut
     Ok(())
 }
 
-/// Reads every verdict of a dataset directory.
-///
-/// # Errors
-/// A part that is not Parquet of verdicts, with its path.
-pub fn verdicts(dir: &Path) -> Result<Vec<Verdict>, String> {
+/// Reads every verdict of a dataset directory, with a diagnostic for each part that does not
+/// read (its verdicts up to the failure are kept, the rest is lost, as for [`for_each`]).
+#[must_use]
+pub fn verdicts(dir: &Path) -> (Vec<Verdict>, Vec<InputError>) {
     let mut out = Vec::new();
     let mechanics = mechanics_fields();
-    for p in parts(dir) {
-        each_verdict(&p, &mechanics, &mut |v| out.push(v)).map_err(|e| format!("read {}: {}", e.path, e.message))?;
-    }
+    let unread = parts(dir).iter().filter_map(|p| each_verdict(p, &mechanics, &mut |v| out.push(v)).err()).collect();
     // The order a walk of the transcripts meets them in (by source path, component by
     // component; a file's records keep their order, as a file is never split across shards),
     // whatever the number of shards: sums of floats (cost, wall clock) then come out to the
     // last bit as they do from the transcripts.
     out.sort_by(|a, b| a.source.as_deref().unwrap_or("").split('/').cmp(b.source.as_deref().unwrap_or("").split('/')));
-    Ok(out)
+    (out, unread)
 }
 
 /// Calls `f` with every verdict of a dataset, part by part, holding at most one row group (a
 /// report tallies them as they come: memory then grows with the tasks, not the verdicts).
-/// Returns the files and records its shards quarantined, and the parts that did not read, each
-/// a diagnostic: they are quarantined too, and the rest of the dataset is read.
+/// Returns how many inputs the dataset lost, and a diagnostic for each the reading itself lost:
+/// the files and records its shards quarantined (their accounting), a part that does not read
+/// and an accounting file that does not read. The rest of the dataset is read.
 #[must_use]
 pub fn for_each(dir: &Path, f: &mut dyn FnMut(Verdict)) -> (usize, Vec<InputError>) {
     let mechanics = mechanics_fields();
-    let failed = parts(dir).iter().filter_map(|p| each_verdict(p, &mechanics, f).err()).collect();
-    (quarantined(dir), failed)
+    let mut unread: Vec<InputError> = parts(dir).iter().filter_map(|p| each_verdict(p, &mechanics, f).err()).collect();
+    let (q, bad) = quarantined(dir);
+    unread.extend(bad);
+    (q + unread.len(), unread)
 }
 
-/// The files and records the dataset's shards quarantined, from `_accounting/*.json`.
-fn quarantined(dir: &Path) -> usize {
+/// The files and records the dataset's shards quarantined, from `_accounting/*.json`, and an
+/// accounting file that does not read (a shard whose count is lost: itself counted once).
+fn quarantined(dir: &Path) -> (usize, Vec<InputError>) {
     let mut n = 0;
-    for e in std::fs::read_dir(dir.join("_accounting")).into_iter().flatten().flatten() {
-        let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
-        let Ok(s) = serde_json::from_str::<Value>(&text) else { continue };
-        n += s["quarantined_files"].as_u64().unwrap_or(0) as usize + s["quarantined_records"].as_u64().unwrap_or(0) as usize;
+    let mut bad = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("_accounting")).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    files.sort();
+    for p in files.iter().filter(|p| p.extension().is_some_and(|x| x == "json")) {
+        let shown = crate::util::display_path(p);
+        let read = std::fs::read_to_string(p).map_err(|e| crate::ingest::source::io_error(&shown, &e)).and_then(|text| {
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| InputError::new(InputErrorKind::Syntax, &shown, format!("read the shard's accounting: {e}")))
+        });
+        match read {
+            Ok(s) => {
+                n += s["quarantined_files"].as_u64().unwrap_or(0) as usize + s["quarantined_records"].as_u64().unwrap_or(0) as usize;
+            }
+            Err(e) => bad.push(e),
+        }
     }
-    n
+    (n, bad)
 }
 
 /// A study of a dataset: one arm per `arm` (else harness) value, as for transcripts without a
-/// study file.
-///
-/// # Errors
-/// As [`verdicts`].
-pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
+/// study file; every verdict is held (predictions). With the diagnostics of what did not read,
+/// counted with the quarantined inputs.
+#[must_use]
+pub fn study(dir: &Path, rules_digest: &str) -> (StudyRun, Vec<InputError>) {
+    let (all, mut unread) = verdicts(dir);
     let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
-    for v in verdicts(dir)? {
+    for v in all {
         by_arm.entry(v.arm_or_harness()).or_default().push(v);
     }
-    let q = quarantined(dir);
+    let (q, bad) = quarantined(dir);
+    unread.extend(bad);
+    let q = q + unread.len();
     // The run's quarantined inputs belong to no arm: counted once, with the first.
     let arms = by_arm
         .into_iter()
@@ -207,7 +221,7 @@ pub fn study(dir: &Path, rules_digest: &str) -> Result<StudyRun, String> {
             earliest: None,
         })
         .collect();
-    Ok(StudyRun { title: None, arms, rules_digest: rules_digest.to_string(), registries: BTreeMap::new() })
+    (StudyRun { title: None, arms, rules_digest: rules_digest.to_string(), registries: BTreeMap::new() }, unread)
 }
 
 #[cfg(test)]
@@ -250,7 +264,7 @@ mod tests {
         let mut df = crate::classify::table::verdict_frame(&[&v]).unwrap();
         let dir = tempfile::tempdir().unwrap();
         ParquetWriter::new(std::fs::File::create(dir.path().join("part-1-of-1.parquet")).unwrap()).finish(&mut df).unwrap();
-        assert_eq!(verdicts(dir.path()).unwrap(), vec![v.clone()]);
+        assert_eq!(verdicts(dir.path()).0, vec![v.clone()]);
 
         // A part of several row groups is read group by group, every row once, in order; the
         // shard's accounting is added once.
@@ -275,5 +289,15 @@ mod tests {
         assert_eq!(seen, many);
         assert_eq!(quarantined, 3);
         assert!(unread.is_empty());
+
+        // A shard's accounting that does not read is named and counted once; the other
+        // shard's counts stay. The study of the dataset (predictions) counts it the same way.
+        std::fs::write(dir.path().join("_accounting").join("part-00002-of-00002.json"), "{\"quarantined_files\": 1,").unwrap();
+        let (quarantined, unread) = for_each(dir.path(), &mut |_| {});
+        assert_eq!(quarantined, 4);
+        assert_eq!(unread.len(), 1);
+        assert!(unread[0].path.ends_with("part-00002-of-00002.json"), "{}", unread[0].path);
+        let (run, unread) = study(dir.path(), "digest");
+        assert_eq!((run.quarantined(), unread.len(), run.arms[0].verdicts.len()), (4, 1, 5));
     }
 }
