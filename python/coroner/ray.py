@@ -70,12 +70,20 @@ def _is_uri(p: PathLike) -> bool:
     return "://" in os.fspath(p)
 
 
+def _source(uri: str) -> Any:
+    """The file system of ``uri`` and the path in it, without a trailing slash (``s3://b/runs``
+    and ``s3://b/runs/`` are one source)."""
+    from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    source, root = fs.FileSystem.from_uri(uri)
+    return source, root.rstrip("/") or root
+
+
 def _copy_files(uri: str, rels: List[str], local: str) -> int:
     """In a Ray worker: copies the files ``rels`` (relative to ``uri``) into ``local``."""
     from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-    source, root = fs.FileSystem.from_uri(uri)
-    root = root.rstrip("/") or root
+    source, root = _source(uri)
     dest = fs.LocalFileSystem()
     for rel in rels:
         target = Path(local) / rel
@@ -96,8 +104,7 @@ def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
     import ray  # type: ignore[import-not-found,unused-ignore]
     from pyarrow import fs  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-    source, root = fs.FileSystem.from_uri(uri)
-    root = root.rstrip("/") or root
+    source, root = _source(uri)
     info = source.get_file_info(root)
     if info.type == fs.FileType.NotFound:
         raise FileNotFoundError(uri)
@@ -106,13 +113,13 @@ def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
     else:
         found = source.get_file_info(fs.FileSelector(root, recursive=True))
         files = sorted([i.path[len(root) :].lstrip("/"), i.size, i.mtime_ns] for i in found if i.type == fs.FileType.File)
-    # One copy per source (`s3://b/runs` and `s3://b/runs/` are one), named after its last
-    # name: ids hash the path relative to the input, its own name included, so they are the
-    # ones a local copy of the tree gives.
-    where = into / hashlib.sha256(f"{source.type_name}:{root}".encode()).hexdigest()[:16]
+    # One copy per source, named after its last name: ids hash the path relative to the input,
+    # its own name included, so they are the ones a local copy of the tree gives.
+    key = f"{source.type_name}:{root}"
+    where = into / hashlib.sha256(key.encode()).hexdigest()[:16]
     local = where / (Path(root).name or "root")
     done = where.with_suffix(".staged")
-    stamp = json.dumps({"source": f"{source.type_name}:{root}", "files": files})
+    stamp = json.dumps({"source": key, "files": files})
     if not (done.exists() and done.read_text() == stamp and local.exists()):
         if where.exists():
             shutil.rmtree(where)
@@ -125,7 +132,7 @@ def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
             groups = [rels[k::tasks] for k in range(max(1, tasks))]
             # Spread over the nodes, so the copy is not one node's bandwidth.
             copy = ray.remote(max_retries=max_retries, scheduling_strategy="SPREAD")(_copy_files)
-            ray.get([copy.remote(f"{uri.rstrip('/')}", g, str(local.resolve())) for g in groups if g])
+            ray.get([copy.remote(uri, g, str(local.resolve())) for g in groups if g])
         done.write_text(stamp)
     return str(local.resolve())
 

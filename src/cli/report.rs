@@ -161,10 +161,7 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
         }
     }
     // A dataset of verdicts (the Parquet parts of a sharded run) stands for its transcripts.
-    if let [dir] = inputs.as_slice()
-        && a.arm.is_empty()
-        && !crate::study::dataset::parts(dir).is_empty()
-    {
+    if let Some(dir) = dataset_dir(a) {
         if also.is_some() {
             return Err(CliError::usage(format!(
                 "failed to write the HTML report of {}: a dataset holds verdicts, not the trajectories its pages show",
@@ -172,7 +169,7 @@ pub fn load_study_with(a: &StudyArgs, also: Option<&mut Also<'_>>) -> Result<(St
             ))
             .with_help("give the transcripts (or the study file) for --html, or leave it out (--no-html with --out)"));
         }
-        let (run, unread) = crate::study::dataset::study(dir, &rules.digest);
+        let (run, unread) = crate::study::dataset::study(&dir, &rules.digest);
         if !a.quiet {
             super::output::print_diagnostics(&unread);
         }

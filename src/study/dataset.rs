@@ -143,19 +143,16 @@ fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut
     Ok(())
 }
 
-/// Reads every verdict of a dataset directory, with a diagnostic for each part that does not
-/// read (its verdicts up to the failure are kept, the rest is lost, as for [`for_each`]).
+/// Every verdict of a dataset directory, in the order a walk of the transcripts meets them,
+/// with what [`for_each`] says was lost.
 #[must_use]
-pub fn verdicts(dir: &Path) -> (Vec<Verdict>, Vec<InputError>) {
+pub fn verdicts(dir: &Path) -> (Vec<Verdict>, usize, Vec<InputError>) {
     let mut out = Vec::new();
-    let mechanics = mechanics_fields();
-    let unread = parts(dir).iter().filter_map(|p| each_verdict(p, &mechanics, &mut |v| out.push(v)).err()).collect();
-    // The order a walk of the transcripts meets them in (by source path, component by
-    // component; a file's records keep their order, as a file is never split across shards),
-    // whatever the number of shards: sums of floats (cost, wall clock) then come out to the
-    // last bit as they do from the transcripts.
+    let (lost, unread) = for_each(dir, &mut |v| out.push(v));
+    // By source path, component by component; a file's records keep their order, as a file is
+    // never split across shards, whatever the number of shards.
     out.sort_by(|a, b| a.source.as_deref().unwrap_or("").split('/').cmp(b.source.as_deref().unwrap_or("").split('/')));
-    (out, unread)
+    (out, lost, unread)
 }
 
 /// Calls `f` with every verdict of a dataset, part by part, holding at most one row group (a
@@ -200,14 +197,11 @@ fn quarantined(dir: &Path) -> (usize, Vec<InputError>) {
 /// counted with the quarantined inputs.
 #[must_use]
 pub fn study(dir: &Path, rules_digest: &str) -> (StudyRun, Vec<InputError>) {
-    let (all, mut unread) = verdicts(dir);
+    let (all, q, unread) = verdicts(dir);
     let mut by_arm: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
     for v in all {
         by_arm.entry(v.arm_or_harness()).or_default().push(v);
     }
-    let (q, bad) = quarantined(dir);
-    unread.extend(bad);
-    let q = q + unread.len();
     // The run's quarantined inputs belong to no arm: counted once, with the first.
     let arms = by_arm
         .into_iter()
