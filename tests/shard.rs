@@ -98,6 +98,14 @@ fn shards_from_a_manifest_union_into_the_walked_run() {
         assert_eq!(r.status.code(), Some(2), "{why}: {}", String::from_utf8_lossy(&r.stderr));
         assert!(String::from_utf8_lossy(&r.stderr).contains(why), "{why}: {}", String::from_utf8_lossy(&r.stderr));
     }
+    // `ingest` reads a manifest too, instead of walking: the same records as walking.
+    let (walked, listed) = (tmp.path().join("walked.jsonl"), tmp.path().join("listed.jsonl"));
+    let a = coroner_in(&root(), &["ingest", "samples/study", "-o", walked.to_str().unwrap()]);
+    let small = tmp.path().join("study.jsonl");
+    let m = coroner_in(&root(), &["manifest", "samples/study", "-o", small.to_str().unwrap()]);
+    let b = coroner_in(&root(), &["ingest", "--manifest", small.to_str().unwrap(), "-o", listed.to_str().unwrap()]);
+    assert_eq!((a.status.code(), m.status.code(), b.status.code()), (Some(0), Some(0), Some(0)), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(std::fs::read(&listed).unwrap(), std::fs::read(&walked).unwrap(), "ingest --manifest is ingest of the walk");
     // A part alone is not a manifest of the run.
     let r = coroner_in(&root(), &["classify", "--manifest", &parts[0], "-q"]);
     assert_eq!(r.status.code(), Some(2));

@@ -102,6 +102,7 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         format: a.format.clone(),
         verdicts: a.verdicts.clone(),
         shard: a.scale.shard,
+        manifest: a.scale.manifest.clone(),
         ..IngestOptions::default()
     };
     let mut broken_pipe = false;
