@@ -228,3 +228,54 @@ fn terminal_bench_verifier_that_cannot_collect_its_tests_is_infrastructure() {
     assert_eq!(e.excerpt, "../tests/test_outputs.py - TypeError: bad operand type for unary -: 'str'");
     assert!(e.detail.as_deref().unwrap().contains("could not collect its own tests (../tests/test_outputs.py)"), "{:?}", e.detail);
 }
+
+/// terminus-2's only edit ended in a literal `\n` instead of a newline (real trials in public
+/// Harbor jobs): the shell wrote `cli.pyn`, the stub stayed, and the agent marked the task
+/// complete. Work never written to the workspace is an empty submission (DESIGN.md).
+#[test]
+fn harbor_write_to_a_name_a_literal_newline_mangled_is_early_resignation() {
+    let (t, v) = one("harbor-keystrokes", "greet-cli");
+    assert_eq!(t.harness, "terminus-2");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    let keys = t.steps[2].tool_calls[0].arguments["keystrokes"].as_str().unwrap();
+    assert!(keys.ends_with("> cli.py\\n"), "{keys}");
+
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.classes, ["early_resignation"]);
+    assert_eq!(v.mechanics.successful_mutations, 0, "the write never reached cli.py");
+    let e = evidence(&v, "resign-empty-submission");
+    assert_eq!(e.steps, [2]);
+    assert_eq!(e.excerpt, "cli.py\\n");
+    assert!(e.detail.as_deref().unwrap().contains("reads as `cli.pyn`"), "{:?}", e.detail);
+    assert!(!has_rule(&v, "plan-in-text"), "it issued the write; it did not only describe it");
+    let f = evidence(&v, "flag-false-done");
+    assert_eq!(f.steps, [4]);
+    assert_eq!(v.flags, ["false_done"]);
+}
+
+/// A Terminal-Bench run kept only its run-level results.json (real leaderboard submissions of
+/// installed CLIs often do): csv-merge's agent phase ran 15 minutes to its own end with no
+/// failure mode and failed its test. worked_then_wrong is inferred from the end and the verdict,
+/// and the evidence says it was not seen; a trial the clock ended without a verdict keeps that.
+#[test]
+fn terminal_bench_results_only_normal_end_and_failing_verdict_is_inferred_worked_then_wrong() {
+    let got = classified(&[&samples("terminal-bench/run-only")]);
+    let (t, v) = got.iter().find(|(t, _)| t.task_id == "csv-merge").expect("csv-merge");
+    assert!(t.steps.is_empty());
+    assert_eq!(t.termination.kind, TerminationKind::Unknown);
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.classes, ["worked_then_wrong"]);
+    assert!(v.flags.is_empty(), "nothing to judge flags on: {:?}", v.flags);
+    let e = evidence(v, "worked-ended-unseen");
+    assert!(e.steps.is_empty());
+    assert!(e.source_span.is_none());
+    let d = e.detail.as_deref().unwrap();
+    assert!(d.starts_with("no agent steps to read: the harness timed the agent's own end after"), "{d}");
+    assert!(d.contains("the verifier failed 1 of 1 tests") && d.ends_with("inferred from the end and the verdict, not seen"), "{d}");
+    assert_eq!(e.excerpt, t.outcome.tests[0].name);
+
+    // Timed out with no verdict (is_resolved null): the trial's own end, not the inference.
+    let (_, timed_out) = got.iter().find(|(t, _)| t.task_id == "train-model").expect("train-model");
+    assert_eq!(timed_out.primary.as_deref(), Some("infrastructure"));
+    assert!(!has_rule(timed_out, "worked-ended-unseen"));
+}

@@ -24,6 +24,8 @@ pub struct Action<'t> {
     pub deletes: Vec<String>,
     /// Files it puts back to an earlier state (`*`: the whole tree).
     pub reverts: Vec<String>,
+    /// Writes that went to a name a leaked escape mangled (`> app.py\\n`): meant, never landed.
+    pub misfired: Vec<String>,
     /// Scripts it runs (`-`: a program given inline).
     pub runs: Vec<String>,
     /// It creates a file whole (a `create` command), rather than editing one.
@@ -84,6 +86,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 writes: Vec::new(),
                 deletes: Vec::new(),
                 reverts: Vec::new(),
+                misfired: Vec::new(),
                 runs: Vec::new(),
                 creates: false,
                 verification: None,
@@ -126,6 +129,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     // and `sed -i … b.py` pass b.py off as created.
                     a.creates = !a.writes.is_empty() && a.writes.iter().all(|w| fx.whole.contains(w));
                     a.reverts = fx.reverts;
+                    a.misfired = fx.misfired;
                     a.runs = fx.runs;
                     a.verification = fx.verification;
                     if p.finish_commands.is_match(&cmd) {

@@ -66,6 +66,9 @@ impl Classifier {
             plan(t, &acts, &m, p, &mut f);
             resignation(t, &acts, &changes, &m, p, &mut f);
             worked(t, &acts, &changes, &m, p, &mut f);
+            if f.classes.is_empty() {
+                worked_unseen(t, &m, &mut f);
+            }
         } else {
             // Hallucination and resignation describe failures only.
             f.classes.clear();
@@ -453,7 +456,8 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
         e.detail = Some("the user consented to the change the agent proposed; no change followed".into());
         f.class("plan_without_execution", e);
     }
-    if m.successful_mutations > 0 || p.task_kind != "code" {
+    // A write that ran but landed on a mangled name was executed, not only described.
+    if m.successful_mutations > 0 || p.task_kind != "code" || acts.iter().any(|a| !a.misfired.is_empty() && a.ok != Some(false)) {
         return;
     }
     let plans: Vec<(u32, &str)> = t
@@ -550,6 +554,24 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         });
         f.class("early_resignation", e);
         undone_flag(t, acts, changes, f);
+        claimed_done(t, p, f);
+        return;
+    }
+    // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
+    // meant to change changed, which DESIGN.md counts as an empty submission (never written to
+    // the workspace).
+    if finished
+        && changes.last().is_none()
+        && let Some(a) = acts.iter().find(|a| !a.misfired.is_empty() && a.ok != Some(false))
+    {
+        let target = &a.misfired[0];
+        let ex = if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(target.as_str())) { target } else { a.name };
+        let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], ex);
+        e.detail = Some(format!(
+            "its write went to `{target}`, which the shell reads as `{}` (an escape written outside quotes): nothing it meant to change changed",
+            target.replace('\\', "")
+        ));
+        f.class("early_resignation", e);
         claimed_done(t, p, f);
     }
 }
@@ -664,6 +686,48 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         e.detail = Some(format!("changed the repository's test files: {}", m.test_files_changed.join(", ")));
         f.flag("edited_tests", e);
     }
+}
+
+/// A run with no agent steps to read (the source kept only the trial's result, or a capture
+/// without the agent's turns) whose harness timed the agent phase to its own end, with no failure
+/// and no limit, and whose verifier then failed the result. A normal end followed by a failing
+/// verdict is what `worked_then_wrong` describes; what the agent changed cannot be read, so the
+/// evidence says the class is inferred from the end and the verdict, not seen in the steps. Only
+/// when no other rule found a class: anything the record does show outranks the inference.
+fn worked_unseen(t: &Trajectory, m: &Mechanics, f: &mut Findings) {
+    let timed = t.usage.wall_seconds.filter(|s| *s > 0.0);
+    let ran = timed.is_some() || t.usage.prompt_tokens.is_some() || m.termination == TerminationKind::AgentFinished;
+    if m.assistant_turns > 0
+        || m.tool_calls > 0
+        || !matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial)
+        || !matches!(m.termination, TerminationKind::AgentFinished | TerminationKind::Unknown)
+        || !ran
+    {
+        return;
+    }
+    let failing: Vec<&str> = t.outcome.tests.iter().filter(|r| r.status != "passed").map(|r| r.name.as_str()).collect();
+    let excerpt = failing.first().map_or_else(|| t.outcome.source.as_ref().map_or("", |s| s.field.as_str()), |n| head(n));
+    let ended = match timed {
+        Some(s) => format!("the harness timed the agent's own end after {s:.0} s, with no failure and no limit"),
+        None => "the harness recorded the agent's own end, with no failure and no limit".to_string(),
+    };
+    let verdict = if failing.is_empty() {
+        "the verifier failed the result".to_string()
+    } else {
+        format!("the verifier failed {} of {} tests", failing.len(), t.outcome.tests.len())
+    };
+    // The verdict, not the end status, is what the excerpt quotes.
+    let e = Evidence {
+        source_span: None,
+        ..on_status(
+            t,
+            "worked-ended-unseen",
+            "worked_then_wrong",
+            excerpt,
+            Some(format!("no agent steps to read: {ended}, and {verdict}; the class is inferred from the end and the verdict, not seen")),
+        )
+    };
+    f.class("worked_then_wrong", e);
 }
 
 /// A check: a test runner, a test script, or a program it ran to see what its change does.

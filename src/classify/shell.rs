@@ -41,6 +41,10 @@ pub struct ShellEffects {
     pub saved: Vec<(String, String)>,
     /// The command did not parse cleanly; effects were read from what did.
     pub partial: bool,
+    /// Redirect targets a leaked escape mangled (`> app.py\\n`, a model's `\\n` written outside
+    /// quotes): the shell writes `app.pyn`, a file nothing reads, so the write the agent meant
+    /// never landed. Kept out of `writes`.
+    pub misfired: Vec<String>,
 }
 
 impl ShellEffects {
@@ -355,7 +359,19 @@ fn unquote(s: &str) -> String {
         };
         return unescape(inner, |c| matches!(c, '\'' | '"' | '\\' | '?'), named);
     }
+    // Outside quotes a backslash keeps the next character as itself and is removed: a model's
+    // literal `\n` in `> app.py\n` names the file `app.pyn`, not `app.py`.
+    if t.contains('\\') && !t.contains(['\'', '"']) {
+        return unescape(t, |_| true, |_| None);
+    }
     t.to_string()
+}
+
+/// A bare word holding a JSON or C escape (`\\n`, `\\t`, `\\r`) outside quotes: what a model
+/// meant as a line break or tab, which the shell reads as the letter (`app.py\\n` is `app.pyn`).
+fn leaked_escape(word: &str) -> bool {
+    let w = word.trim();
+    !w.contains(['\'', '"']) && ["\\n", "\\t", "\\r"].iter().any(|e| w.contains(e))
 }
 
 /// Reads backslash escapes: `\c` is `c` when `literal(c)`, `named(c)` when that is some, and
@@ -405,7 +421,12 @@ fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
     let prints_patch = producer.is_some_and(|c| prints_patch(c, src));
     let mut cursor = node.walk();
     for dest in node.children_by_field_name("destination", &mut cursor) {
-        let d = unquote(text(dest, src));
+        let raw = text(dest, src);
+        if leaked_escape(raw) {
+            fx.misfired.push(raw.trim().to_string());
+            continue;
+        }
+        let d = unquote(raw);
         if d.is_empty() || d.chars().all(|c| c.is_ascii_digit()) || (prints_patch && is_patch_file(&d)) {
             continue;
         }
@@ -1101,6 +1122,21 @@ mod tests {
         assert_eq!(writes("cat <<'EOF' > src/app.py\nprint(1)\nEOF"), ["src/app.py"]);
         assert!(writes("ls -la 2>/dev/null").is_empty());
         assert!(writes("grep -r foo . > /dev/null").is_empty());
+    }
+
+    /// A model's `\\n` written outside quotes is a letter to the shell: the redirect names
+    /// another file, so the write the agent meant never lands; quoted, it is only content.
+    #[test]
+    fn a_leaked_escape_in_a_redirect_target_misfires() {
+        let fx = analyse("echo 'def f():\\n    return 1' > cli.py\\n");
+        assert!(fx.writes.is_empty(), "{:?}", fx.writes);
+        assert_eq!(fx.misfired, ["cli.py\\n"]);
+        let fx = analyse("printf 'a\\nb' > out.txt");
+        assert_eq!(fx.writes, ["out.txt"]);
+        assert!(fx.misfired.is_empty());
+        assert_eq!(analyse("echo x > 'odd\\name'").writes, ["odd\\name"]);
+        // Outside quotes a backslash is removed and keeps the next character.
+        assert_eq!(writes("echo x > my\\ notes.txt"), ["my notes.txt"]);
     }
 
     #[test]

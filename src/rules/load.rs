@@ -34,6 +34,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "resign-silent",
     "resign-empty-submission",
     "worked-progress-then-failed",
+    "worked-ended-unseen",
     "flag-unverified",
     "flag-regressed",
     "flag-false-done",
