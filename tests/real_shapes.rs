@@ -279,3 +279,25 @@ fn terminal_bench_results_only_normal_end_and_failing_verdict_is_inferred_worked
     assert_eq!(timed_out.primary.as_deref(), Some("infrastructure"));
     assert!(!has_rule(timed_out, "worked-ended-unseen"));
 }
+
+/// The verifier's tests cannot be collected in the benchmark's image (SWE-bench astropy runs whose
+/// test file calls `LooseVersion` under warnings-as-errors): the agent's own pytest run shows it,
+/// every failing test of the report is in that file, and the traceback names none of its files.
+#[test]
+fn swebench_test_file_that_cannot_be_collected_in_the_image_is_infrastructure() {
+    let (t, v) = one(SWEBENCH, "acme__units-118");
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert!(t.outcome.tests.iter().all(|r| r.status == "failed"), "{:?}", t.outcome.tests);
+    assert!(command(&t, 6).starts_with("python -m pytest tests/test_convert.py"));
+
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure", "worked_then_wrong"]);
+    let e = evidence(&v, "infra-tests-broken-in-image");
+    assert_eq!(e.steps, [7], "the result of the first run that showed the error");
+    assert_eq!(e.excerpt, "ERROR collecting tests/test_convert.py");
+    assert!(t.steps[7].text.contains(&e.excerpt) || t.steps[7].tool_results.iter().any(|r| r.output.contains(&e.excerpt)));
+    let d = e.detail.as_deref().unwrap();
+    assert!(d.contains("(DeprecationWarning: distutils Version classes are deprecated."), "{d}");
+    assert!(d.ends_with("all 4 tests the verifier failed are there"), "{d}");
+    assert!(v.flags.is_empty(), "the sub-flags belong to worked_then_wrong, which is not primary: {:?}", v.flags);
+}

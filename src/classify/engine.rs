@@ -61,6 +61,7 @@ impl Classifier {
         flags(t, &acts, &m, &mut f);
         if failed {
             infrastructure(t, &acts, &m, p, &mut f);
+            tests_broken_in_image(t, &acts, &m, p, &mut f);
             let limits = Options { step_limit: self.options.step_limit.or(p.step_limit), ..self.options.clone() };
             budget(t, &acts, &m, p, &limits, &mut f);
             plan(t, &acts, &m, p, &mut f);
@@ -343,6 +344,49 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
             f.class("infrastructure", on_steps(t, "infra-api-error-at-end", "infrastructure", vec![step], window(text, range)));
         }
     }
+}
+
+/// A benchmark defect the agent's own test runs show (DESIGN.md, decisions on hard cases: the
+/// verifier cannot run for reasons outside the agent's change): every test the verdict failed
+/// lies in a test file, or a test class, that errored in the agent's runs before any test body
+/// ran (at collection, or at setup), with a traceback that names no file the agent wrote, and
+/// the agent changed neither those test files nor any configuration. Pass-to-pass tests failing
+/// the same way are the tell: they pass on the benchmark's reference by definition.
+fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
+    use super::test_errors::{broken, covers, names, test_id};
+    let failing: Vec<&str> = t.outcome.tests.iter().filter(|r| r.status != "passed").map(|r| test_id(&r.name)).collect();
+    if failing.is_empty() || !m.config_files_changed.is_empty() || !matches!(t.outcome.status, OutcomeStatus::Failed) {
+        return;
+    }
+    // Every write it attempted, whatever its command's exit code said (`sed -i … && pytest`
+    // fails as a whole when the tests do, yet the edit landed).
+    let written: Vec<&str> =
+        acts.iter().filter(|a| a.mutates()).flat_map(|a| &a.writes).map(String::as_str).filter(|w| !changes::opaque(w)).collect();
+    if written.iter().any(|w| p.config_files.is_match(w)) {
+        return;
+    }
+    // (step, section) of every error the agent's own checks printed, in code it did not write.
+    let mut seen = Vec::new();
+    for a in acts.iter().filter(|a| a.verification.is_some()) {
+        let (Some(r), Some(step)) = (a.result, a.result_step) else { continue };
+        for b in broken(&r.output) {
+            if !written.iter().any(|w| names(b.text, w) || b.file.is_some_and(|f| names(f, w))) {
+                seen.push((step, b));
+            }
+        }
+    }
+    if seen.is_empty() || !failing.iter().all(|id| seen.iter().any(|(_, b)| covers(b, id))) {
+        return;
+    }
+    let (step, b) = seen.iter().find(|(_, b)| covers(b, failing[0])).expect("every failing test is covered");
+    let unit = b.file.map_or_else(|| format!("test class {}", b.class.unwrap_or_default()), |f| f.to_string());
+    let mut e = on_steps(t, "infra-tests-broken-in-image", "infrastructure", vec![*step], b.header);
+    e.detail = Some(format!(
+        "the agent's own run showed {unit} erroring before any test ran{}, in code it never changed; all {} tests the verifier failed are there",
+        b.raised.map(|r| format!(" ({})", head(r))).unwrap_or_default(),
+        failing.len()
+    ));
+    f.class("infrastructure", e);
 }
 
 /// A benchmark defect the verdict itself shows: every failing result the verifier gave is an

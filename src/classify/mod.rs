@@ -11,6 +11,7 @@ pub mod oracle;
 pub mod shell;
 pub mod simple_command;
 pub mod table;
+pub mod test_errors;
 
 pub use engine::{Classifier, Options};
 pub use oracle::LoadedRegistry;

@@ -21,6 +21,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "infra-api-error-at-end",
     "infra-user-ended-on-consent",
     "infra-verifier-broken",
+    "infra-tests-broken-in-image",
     "budget-termination",
     "budget-consumed-limit",
     "budget-command-timeouts",
