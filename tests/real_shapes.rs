@@ -301,3 +301,24 @@ fn swebench_test_file_that_cannot_be_collected_in_the_image_is_infrastructure() 
     assert!(d.ends_with("all 4 tests the verifier failed are there"), "{d}");
     assert!(v.flags.is_empty(), "the sub-flags belong to worked_then_wrong, which is not primary: {:?}", v.flags);
 }
+
+/// tau-bench retail: asked to take the new address from the user's order, the agent declined at
+/// once, without a lookup, and changed nothing (AgentRx task 39). "Sure thing! It's <email>"
+/// answered a request for details, so there is no consent to a change, and "If you can share it,
+/// I'll update it" is an offer, not a plan.
+#[test]
+fn tau_request_declined_without_trying_and_nothing_changed_is_early_resignation() {
+    let (t, v) = one("tau-bench/tool-calling-gpt-4o-0.0_range_50-51_user-gpt-4o-llm_0703100000.json", "51");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    assert!(t.steps[3].text.starts_with("Sure thing!"));
+    assert_eq!(v.mechanics.mutations, 0);
+
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.classes, ["early_resignation"]);
+    let e = evidence(&v, "resign-declined");
+    assert_eq!(e.steps, [10]);
+    assert_eq!(t.steps[9].role, Role::User, "the request came straight before the decline");
+    assert!(e.excerpt.contains("Unfortunately, I can't look up your new address"), "{}", e.excerpt);
+    assert!(!has_rule(&v, "plan-consented-not-done"), "an answer to a request for details is no consent");
+    assert!(!has_rule(&v, "plan-in-text"), "a conditional offer is no plan");
+}

@@ -18,7 +18,8 @@ pub fn last_consent<'t>(t: &'t Trajectory, p: &Profile) -> Option<(&'t Step, &'t
             return None;
         }
         let proposal = super::mechanics::reply_before(t, u.index as usize)?;
-        (proposal.tool_calls.is_empty() && p.asks.is_match(proposal.text.trim_end())).then_some((*u, proposal))
+        let text = proposal.text.trim_end();
+        (proposal.tool_calls.is_empty() && p.asks.is_match(text) && !p.asks_for_details.is_match(text)).then_some((*u, proposal))
     })
 }
 
@@ -43,4 +44,22 @@ pub fn ended_on_consent<'t>(t: &'t Trajectory, acts: &[Action<'_>], p: &Profile)
 #[must_use]
 pub fn user_asked_for_human(t: &Trajectory, step: u32, p: &Profile) -> bool {
     t.steps[..step as usize].iter().rev().find(|s| s.role == Role::User).is_some_and(|u| p.asks_for_human.is_match(&u.text))
+}
+
+/// The agent's next reply after the user's message at `step` tells the user it cannot make the
+/// change (a policy or an earlier change stands in the way): blocked, not a plan it kept to itself.
+#[must_use]
+pub fn declined_after(t: &Trajectory, step: u32, p: &Profile) -> bool {
+    t.steps[step as usize + 1..]
+        .iter()
+        .find(|s| s.role == Role::Assistant && !s.text.trim().is_empty())
+        .is_some_and(|s| s.tool_calls.is_empty() && declines(&s.text, p))
+}
+
+/// A reply that tells the user the agent cannot do what was asked, and does not ask to go ahead
+/// with something else ("I cannot expedite the refund. Would you like me to proceed with the
+/// return?" still proposes a change).
+#[must_use]
+pub fn declines(text: &str, p: &Profile) -> bool {
+    p.declines.is_match(text) && !p.asks.is_match(text.trim_end())
 }

@@ -495,6 +495,7 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
     if let Some((u, proposal)) = dialogue::last_consent(t, p)
         && !dialogue::changed_after(acts, u.index)
         && !p.asks_for_human.is_match(&proposal.text)
+        && !dialogue::declined_after(t, u.index, p)
     {
         let mut e = on_steps(t, "plan-consented-not-done", "plan_without_execution", vec![proposal.index, u.index], head(&u.text));
         e.detail = Some("the user consented to the change the agent proposed; no change followed".into());
@@ -508,7 +509,13 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
         .steps
         .iter()
         .filter(|s| s.role == Role::Assistant)
-        .filter_map(|s| p.plan.find(&s.text).map(|mm| (s.index, window(&s.text, mm.range()))))
+        .filter_map(|s| {
+            p.plan
+                .find_iter(&s.text)
+                .into_iter()
+                .find(|mm| !conditional(&s.text, mm.start()))
+                .map(|mm| (s.index, window(&s.text, mm.range())))
+        })
         .collect();
     if let Some((step, ex)) = plans.first() {
         let mut e = on_steps(t, "plan-in-text", "plan_without_execution", plans.iter().map(|(s, _)| *s).take(5).collect(), ex);
@@ -524,6 +531,16 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
         e.detail = Some(format!("{} of {} replies did not parse into an action", m.format_errors, m.assistant_turns));
         f.class("plan_without_execution", e);
     }
+}
+
+/// Whether the sentence holding `at` makes it a condition ("If you can share the address, I'll
+/// update it"; "Once I have that, I will change it"): an offer that waits on the user, not a
+/// plan the agent then failed to carry out.
+fn conditional(text: &str, at: usize) -> bool {
+    static IF: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\b(?:if|once|when|as soon as|after)\b").expect("valid regex"));
+    let start = text[..at].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
+    IF.is_match(&text[start..at])
 }
 
 /// Explicit give-ups and escalations, silent stops, empty submissions.
@@ -617,7 +634,31 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         ));
         f.class("early_resignation", e);
         claimed_done(t, p, f);
+        return;
     }
+    // With a user in the loop: it told the user it cannot do what was just asked, with no call
+    // since the request (without trying), and changed nothing in the whole run.
+    if !acts.iter().any(Action::mutates)
+        && let Some(s) = declined_without_trying(t, p)
+    {
+        let mm = p.declines.find(&s.text).expect("matched");
+        let mut e = on_steps(t, "resign-declined", "early_resignation", vec![s.index], window(&s.text, mm.range()));
+        e.detail = Some("declined what the user asked, with no call since the request, and changed nothing".into());
+        f.class("early_resignation", e);
+    }
+}
+
+/// The first reply that declines the user's request straight after it (the step before is the
+/// user's message: no call was tried in between). Only in runs with a user in the loop: more than
+/// one user message.
+fn declined_without_trying<'t>(t: &'t Trajectory, p: &Profile) -> Option<&'t crate::model::Step> {
+    if t.steps.iter().filter(|s| s.role == Role::User).count() < 2 {
+        return None;
+    }
+    t.steps.windows(2).find_map(|w| {
+        let (u, a) = (&w[0], &w[1]);
+        (u.role == Role::User && a.role == Role::Assistant && a.tool_calls.is_empty() && dialogue::declines(&a.text, p)).then_some(a)
+    })
 }
 
 fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics, p: &Profile, f: &mut Findings) {

@@ -34,6 +34,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "resign-explicit",
     "resign-silent",
     "resign-empty-submission",
+    "resign-declined",
     "worked-progress-then-failed",
     "worked-ended-unseen",
     "flag-unverified",

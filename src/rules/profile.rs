@@ -121,6 +121,10 @@ pub struct RawPhrases {
     #[serde(default)]
     pub asks_for_human: Vec<Spanned<String>>,
     #[serde(default)]
+    pub asks_for_details: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub declines: Vec<Spanned<String>>,
+    #[serde(default)]
     pub user_ends: Vec<Spanned<String>>,
     #[serde(default)]
     pub doc_files: Vec<Spanned<String>>,
@@ -207,6 +211,14 @@ impl Phrases {
         }
     }
 
+    /// Every match of every pattern, earliest first.
+    #[must_use]
+    pub fn find_iter<'t>(&self, text: &'t str) -> Vec<regex::Match<'t>> {
+        let mut all: Vec<regex::Match<'t>> = self.list.iter().flat_map(|r| r.get().find_iter(text)).collect();
+        all.sort_by_key(|m| (m.start(), m.end()));
+        all
+    }
+
     /// The first match (earliest in the text) of any pattern.
     #[must_use]
     pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
@@ -281,6 +293,11 @@ pub struct Profile {
     pub consent: Phrases,
     /// A user asking to be handed to a person.
     pub asks_for_human: Phrases,
+    /// The agent asking the user for details (who they are, which order, the new address): a
+    /// question, but no change proposed, so a "sure" after it is an answer, not a go-ahead.
+    pub asks_for_details: Phrases,
+    /// The agent telling the user it will not or cannot do what was asked.
+    pub declines: Phrases,
     /// A simulated user's marker that it ends the episode (tau-bench's `###STOP###`).
     pub user_ends: Phrases,
     /// Documentation files: changing them is progress, but no check is owed after it.
@@ -365,6 +382,8 @@ impl Profile {
             asks: phrases(&|r| &r.phrases.asks)?,
             consent: phrases(&|r| &r.phrases.consent)?,
             asks_for_human: phrases(&|r| &r.phrases.asks_for_human)?,
+            asks_for_details: phrases(&|r| &r.phrases.asks_for_details)?,
+            declines: phrases(&|r| &r.phrases.declines)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
             broken_verifier: phrases(&|r| &r.phrases.broken_verifier)?,
