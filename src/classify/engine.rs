@@ -744,7 +744,11 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
 
     if last_mut.is_some() {
         let code = changes.last_code(acts, |w| p.doc_files.is_match(w));
+        // A check in the same command as the change (`cat <<EOF > check.py … EOF && python
+        // check.py`, `sed -i … && pytest`) comes after it.
         if let Some(c) = code.filter(|_| !p.writes_show_their_effect)
+            && !checks(&acts[c])
+            && !restores_checked(acts, c)
             && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]))
         {
             let a = &acts[c];
@@ -820,15 +824,52 @@ fn checks(a: &Action<'_>) -> bool {
     a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py"))
 }
 
-/// A command that looks at what `change` wrote (`cat out.txt`, `ls /app/out`, running it):
-/// in a workspace task, the agent's check of its own result.
+/// A command that looks at what `change` wrote (`cat out.txt`, `ls /app/out`): in a workspace
+/// task, the agent's check of its own result. Reading back program source is not: `grep` or
+/// `sed -n` over a module shows the text, not what the code does.
 fn reads_back(b: &Action<'_>, change: &Action<'_>) -> bool {
     let Some(cmd) = b.command.as_deref() else { return false };
     b.writes.is_empty()
-        && change.writes.iter().filter(|w| !changes::opaque(w)).any(|w| {
+        && change.writes.iter().filter(|w| !changes::opaque(w) && !program_source(w)).any(|w| {
             let name = w.trim_end_matches('/').rsplit('/').next().unwrap_or(w);
             name.len() > 2 && cmd.contains(name)
         })
+}
+
+/// The change at `c` puts back a state the agent had already checked: the same change made
+/// again after a temporary revert (`git checkout f`, tests, the identical `sed` again), or a
+/// backup of its changed file moved back (`cp f f.bak && git checkout f`, tests, `mv f.bak f`),
+/// with a check between the state's own change and the revert. Comparing against the old code
+/// is not a new change that owes a new check.
+fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
+    let a = &acts[c];
+    if let Some(e) = acts[..c].iter().rposition(|b| b.key == a.key && b.mutated()) {
+        return acts[e + 1..c].iter().any(checks);
+    }
+    let Some(cmd) = a.command.as_deref() else { return false };
+    a.writes.iter().filter(|w| !changes::opaque(w)).any(|file| {
+        // The backup: a file an earlier action wrote, named after `file`, that this command names
+        // (`cp f f.bak && git checkout f && pytest` fails as a whole when the tests do, yet the
+        // copy was made).
+        let Some(k) = acts[..c]
+            .iter()
+            .rposition(|b| b.mutates() && b.writes.iter().any(|w| w != file && w.starts_with(file.as_str()) && cmd.contains(w.as_str())))
+        else {
+            return false;
+        };
+        // The state it saved: the last change to `file` before the backup was taken.
+        let saved = acts[..k].iter().rposition(|b| b.mutated() && b.writes.iter().any(|w| changes::same_file(w, file)));
+        saved.is_some_and(|m| acts[m + 1..=k].iter().any(checks))
+    })
+}
+
+/// A file of program source, whose check is running it or its tests.
+fn program_source(path: &str) -> bool {
+    const EXT: &[&str] = &[
+        "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "rs", "c", "h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "cs", "swift",
+        "scala",
+    ];
+    path.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && !stem.ends_with('/') && EXT.contains(&ext))
 }
 
 /// `regressed`: it undid one of its own changes that mattered and never redid it.
