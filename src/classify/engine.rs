@@ -749,7 +749,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         if let Some(c) = code.filter(|_| !p.writes_show_their_effect)
             && !checks(&acts[c])
             && !restores_checked(acts, c)
-            && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]))
+            && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]) || runs_the_package(b, &changes.files))
         {
             let a = &acts[c];
             let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], a.name);
@@ -860,6 +860,24 @@ fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
         // The state it saved: the last change to `file` before the backup was taken.
         let saved = acts[..k].iter().rposition(|b| b.mutated() && b.writes.iter().any(|w| changes::same_file(w, file)));
         saved.is_some_and(|m| acts[m + 1..=k].iter().any(checks))
+    })
+}
+
+/// A command that runs the tool of the package it changed (`sphinx-build` after a change to
+/// `sphinx/writers/latex.py`, `pylint` after `pylint/lint/run.py`): the agent looking at what its
+/// change does through the program's own entry point.
+fn runs_the_package(b: &Action<'_>, files: &[String]) -> bool {
+    const GENERIC: &[&str] = &["src", "lib", "libs", "app", "bin", "scripts", "tests", "test", "docs", "doc", "tools", "pkg"];
+    let Some(cmd) = b.command.as_deref() else { return false };
+    let Some(commands) = super::simple_command::split(cmd) else { return false };
+    let packages: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.trim_start_matches("./").split_once('/').map(|(top, _)| top))
+        .filter(|top| top.len() >= 3 && !GENERIC.contains(top))
+        .collect();
+    commands.iter().filter_map(|words| words.first()).any(|w| {
+        let prog = w.rsplit('/').next().unwrap_or(w);
+        packages.iter().any(|p| prog == *p || prog.strip_prefix(p).is_some_and(|rest| rest.starts_with(['-', '_'])))
     })
 }
 
