@@ -19,7 +19,8 @@ pub fn last_consent<'t>(t: &'t Trajectory, p: &Profile) -> Option<(&'t Step, &'t
         }
         let proposal = super::mechanics::reply_before(t, u.index as usize)?;
         let text = proposal.text.trim_end();
-        (proposal.tool_calls.is_empty() && p.asks.is_match(text) && !p.asks_for_details.is_match(text)).then_some((*u, proposal))
+        (proposal.tool_calls.is_empty() && p.asks.is_match(text) && (!p.asks_for_details.is_match(text) || p.proposes.is_match(text)))
+            .then_some((*u, proposal))
     })
 }
 

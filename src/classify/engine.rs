@@ -353,24 +353,36 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
 /// the agent changed neither those test files nor any configuration. Pass-to-pass tests failing
 /// the same way are the tell: they pass on the benchmark's reference by definition.
 fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
-    use super::test_errors::{broken, covers, names, test_id};
+    use super::test_errors::{broken, covers, names, ran_later, test_id};
     let failing: Vec<&str> = t.outcome.tests.iter().filter(|r| r.status != "passed").map(|r| test_id(&r.name)).collect();
     if failing.is_empty() || !m.config_files_changed.is_empty() || !matches!(t.outcome.status, OutcomeStatus::Failed) {
         return;
     }
     // Every write it attempted, whatever its command's exit code said (`sed -i … && pytest`
-    // fails as a whole when the tests do, yet the edit landed).
-    let written: Vec<&str> =
-        acts.iter().filter(|a| a.mutates()).flat_map(|a| &a.writes).map(String::as_str).filter(|w| !changes::opaque(w)).collect();
-    if written.iter().any(|w| p.config_files.is_match(w)) {
+    // fails as a whole when the tests do, yet the edit landed), removals included. A change it
+    // made that cannot be named (`(git mv)`, a script's unknown writes) could be the cause; putting
+    // the repository back (`git checkout`, `git stash`) cannot.
+    let written: Vec<&str> = acts.iter().filter(|a| a.mutates()).flat_map(|a| &a.writes).map(String::as_str).collect();
+    let unnamed = acts.iter().filter(|a| a.mutates() && a.reverts.is_empty()).flat_map(|a| &a.writes).any(|w| changes::opaque(w));
+    if unnamed || written.iter().any(|w| p.config_files.is_match(w)) {
         return;
     }
-    // (step, section) of every error the agent's own checks printed, in code it did not write.
+    if failing.iter().any(|id| {
+        let file = id.split("::").next().unwrap_or(id);
+        written.iter().any(|w| changes::same_file(w, file))
+    }) {
+        return;
+    }
+    // (action, step, error) for every error its checks printed in code it did not write, and
+    // that no later run of its own contradicts (the same file or class running its tests).
+    let runs: Vec<(usize, &Action<'_>)> = acts.iter().enumerate().filter(|(_, a)| a.verification.is_some()).collect();
     let mut seen = Vec::new();
-    for a in acts.iter().filter(|a| a.verification.is_some()) {
+    for (i, a) in &runs {
         let (Some(r), Some(step)) = (a.result, a.result_step) else { continue };
         for b in broken(&r.output) {
-            if !written.iter().any(|w| names(b.text, w) || b.file.is_some_and(|f| names(f, w))) {
+            let blamed = written.iter().any(|w| names(b.text, w) || names(b.file, w));
+            let ran = runs.iter().filter(|(j, _)| j > i).any(|(_, later)| later.result.is_some_and(|lr| ran_later(&b, &lr.output)));
+            if !blamed && !ran {
                 seen.push((step, b));
             }
         }
@@ -379,10 +391,10 @@ fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: 
         return;
     }
     let (step, b) = seen.iter().find(|(_, b)| covers(b, failing[0])).expect("every failing test is covered");
-    let unit = b.file.map_or_else(|| format!("test class {}", b.class.unwrap_or_default()), |f| f.to_string());
+    let unit = b.class.map_or_else(|| b.file.to_string(), |c| format!("test class {c} of {}", b.file));
     let mut e = on_steps(t, "infra-tests-broken-in-image", "infrastructure", vec![*step], b.header);
     e.detail = Some(format!(
-        "the agent's own run showed {unit} erroring before any test ran{}, in code it never changed; all {} tests the verifier failed are there",
+        "the agent's own run showed {unit} erroring before any test ran{}, in code it never changed, and no later run of its own collected it; all {} tests the verifier failed are there",
         b.raised.map(|r| format!(" ({})", head(r))).unwrap_or_default(),
         failing.len()
     ));
@@ -533,13 +545,15 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
     }
 }
 
-/// Whether the sentence holding `at` makes it a condition ("If you can share the address, I'll
-/// update it"; "Once I have that, I will change it"): an offer that waits on the user, not a
-/// plan the agent then failed to carry out.
+/// Whether the sentence holding `at` opens with a condition on the user or on what the agent is
+/// waiting for ("If you can share the address, I'll update it"; "Once I have that, I will change
+/// it"): an offer, not a plan the agent then failed to carry out. "When n is None it crashes, so
+/// I will modify ..." is still a plan.
 fn conditional(text: &str, at: usize) -> bool {
-    static IF: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\b(?:if|once|when|as soon as|after)\b").expect("valid regex"));
-    let start = text[..at].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
+    static IF: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^\W*(?:if|once|as soon as|when) (?:you|I (?:have|get|receive|know)|I've|we have)\b").expect("valid regex")
+    });
+    let start = text[..at].rfind(['.', '!', '?', '\n', '…']).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
     IF.is_match(&text[start..at])
 }
 
@@ -649,15 +663,21 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
 }
 
 /// The first reply that declines the user's request straight after it (the step before is the
-/// user's message: no call was tried in between). Only in runs with a user in the loop: more than
-/// one user message.
+/// user's message: no call was tried in between). Only where a simulated user is in the loop
+/// (the profile knows its end-of-episode marker), not in the harness's own "please continue"
+/// turns; and not the answer to a go-ahead, which says a consented change is blocked.
 fn declined_without_trying<'t>(t: &'t Trajectory, p: &Profile) -> Option<&'t crate::model::Step> {
-    if t.steps.iter().filter(|s| s.role == Role::User).count() < 2 {
+    if p.user_ends.list.is_empty() {
         return None;
     }
     t.steps.windows(2).find_map(|w| {
         let (u, a) = (&w[0], &w[1]);
-        (u.role == Role::User && a.role == Role::Assistant && a.tool_calls.is_empty() && dialogue::declines(&a.text, p)).then_some(a)
+        (u.role == Role::User
+            && !p.consent.is_match(&u.text)
+            && a.role == Role::Assistant
+            && a.tool_calls.is_empty()
+            && dialogue::declines(&a.text, p))
+        .then_some(a)
     })
 }
 
@@ -744,10 +764,8 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
 
     if last_mut.is_some() {
         let code = changes.last_code(acts, |w| p.doc_files.is_match(w));
-        // A check in the same command as the change (`cat <<EOF > check.py … EOF && python
-        // check.py`, `sed -i … && pytest`) comes after it.
         if let Some(c) = code.filter(|_| !p.writes_show_their_effect)
-            && !checks(&acts[c])
+            && !checks_itself(&acts[c])
             && !restores_checked(acts, c)
             && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]) || runs_the_package(b, &changes.files))
         {
@@ -785,8 +803,11 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
 /// when no other rule found a class: anything the record does show outranks the inference.
 fn worked_unseen(t: &Trajectory, m: &Mechanics, f: &mut Findings) {
     let timed = t.usage.wall_seconds.filter(|s| *s > 0.0);
-    let ran = timed.is_some() || t.usage.prompt_tokens.is_some() || m.termination == TerminationKind::AgentFinished;
+    let ran = timed.is_some() || t.usage.prompt_tokens.is_some_and(|n| n > 0) || m.termination == TerminationKind::AgentFinished;
+    // An empty submission is nothing submitted, whatever the end: not this inference.
+    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty());
     if m.assistant_turns > 0
+        || empty
         || m.tool_calls > 0
         || !matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial)
         || !matches!(m.termination, TerminationKind::AgentFinished | TerminationKind::Unknown)
@@ -819,6 +840,16 @@ fn worked_unseen(t: &Trajectory, m: &Mechanics, f: &mut Findings) {
     f.class("worked_then_wrong", e);
 }
 
+/// A change that checks itself in the same command: `sed -i … && pytest`, or a script written
+/// and then run (`cat <<EOF > check.py … EOF && python check.py`). Not a program run to make the
+/// change (`python - <<EOF … open(p, 'w') … EOF`, `python /tmp/fix.py`): what it wrote is
+/// unchecked.
+fn checks_itself(a: &Action<'_>) -> bool {
+    a.verification.is_some()
+        || (a.runs.iter().any(|r| r != "-")
+            && a.writes.iter().all(|w| a.runs.iter().any(|r| r != "-" && changes::same_file(w, r.trim_start_matches("./")))))
+}
+
 /// A check: a test runner, a test script, or a program it ran to see what its change does.
 fn checks(a: &Action<'_>) -> bool {
     a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py"))
@@ -843,24 +874,33 @@ fn reads_back(b: &Action<'_>, change: &Action<'_>) -> bool {
 /// is not a new change that owes a new check.
 fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
     let a = &acts[c];
+    // The first action in `from..c` that puts `file` back.
+    let revert = |from: usize, file: &str| (from..c).find(|&i| acts[i].reverts.iter().any(|r| r == "*" || changes::same_file(r, file)));
     if let Some(e) = acts[..c].iter().rposition(|b| b.key == a.key && b.mutated()) {
-        return acts[e + 1..c].iter().any(checks);
-    }
-    let Some(cmd) = a.command.as_deref() else { return false };
-    a.writes.iter().filter(|w| !changes::opaque(w)).any(|file| {
-        // The backup: a file an earlier action wrote, named after `file`, that this command names
-        // (`cp f f.bak && git checkout f && pytest` fails as a whole when the tests do, yet the
-        // copy was made).
-        let Some(k) = acts[..c]
+        // Checked before it was put back (a check in the reverting command ran on the old code).
+        return a
+            .writes
             .iter()
-            .rposition(|b| b.mutates() && b.writes.iter().any(|w| w != file && w.starts_with(file.as_str()) && cmd.contains(w.as_str())))
-        else {
-            return false;
-        };
-        // The state it saved: the last change to `file` before the backup was taken.
-        let saved = acts[..k].iter().rposition(|b| b.mutated() && b.writes.iter().any(|w| changes::same_file(w, file)));
-        saved.is_some_and(|m| acts[m + 1..=k].iter().any(checks))
-    })
+            .filter(|w| !changes::opaque(w))
+            .all(|w| revert(e + 1, w).is_some_and(|r| acts[e + 1..r].iter().any(checks)));
+    }
+    let Some(commands) = a.command.as_deref().and_then(super::simple_command::split) else { return false };
+    // `mv BACKUP FILE` or `cp BACKUP FILE`, the whole command.
+    let [words] = commands.as_slice() else { return false };
+    let (Some(&prog), Some(&dst), Some(&src)) = (words.first(), words.last(), words.len().checked_sub(2).and_then(|i| words.get(i))) else {
+        return false;
+    };
+    if !matches!(prog, "mv" | "cp") || words.len() < 3 || src == prog {
+        return false;
+    }
+    // The backup: an earlier copy of `dst` named after it, then a revert of `dst`, then the
+    // state it saved is the last change to `dst` before the copy, checked before the copy.
+    let Some(k) = acts[..c].iter().rposition(|b| b.mutates() && b.writes.iter().any(|w| w == src)) else { return false };
+    if !src.starts_with(dst) || revert(k, dst).is_none() {
+        return false;
+    }
+    let saved = acts[..k].iter().rposition(|b| b.mutated() && b.writes.iter().any(|w| changes::same_file(w, dst)));
+    saved.is_some_and(|m| acts[m + 1..k].iter().any(checks))
 }
 
 /// A command that runs the tool of the package it changed (`sphinx-build` after a change to

@@ -111,6 +111,7 @@ pub fn analyse_in(command: &str, workdir: Option<&str>) -> ShellEffects {
     let under =
         |w: &str| workdir.is_some_and(|d| w.strip_prefix(d.trim_end_matches('/')).is_some_and(|r| r.is_empty() || r.starts_with('/')));
     fx.writes.retain(|w| !outside_workspace(w) || under(w));
+    fx.misfired.retain(|w| !outside_workspace(w) || under(w));
     fx
 }
 
@@ -1131,6 +1132,8 @@ mod tests {
         let fx = analyse("echo 'def f():\\n    return 1' > cli.py\\n");
         assert!(fx.writes.is_empty(), "{:?}", fx.writes);
         assert_eq!(fx.misfired, ["cli.py\\n"]);
+        // A log sent to /tmp is no deliverable, mangled or not.
+        assert!(analyse("pytest -q > /tmp/log.txt\\n").misfired.is_empty());
         let fx = analyse("printf 'a\\nb' > out.txt");
         assert_eq!(fx.writes, ["out.txt"]);
         assert!(fx.misfired.is_empty());

@@ -8,18 +8,19 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// A test file, or a test class, that errored before any test body ran.
+/// A test file, or a test class of one, that errored before any test body ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken<'t> {
-    /// `F` of `ERROR collecting F`, or the file of a summary line.
-    pub file: Option<&'t str>,
-    /// `C` of `ERROR at setup of C.m`.
+    /// The test file (`F` of `ERROR collecting F`, of a summary line).
+    pub file: &'t str,
+    /// The class, when only a class errored: every one of its tests shown errored at setup (at
+    /// least two), and none of them ran in the same output.
     pub class: Option<&'t str>,
-    /// The header line, as printed: the excerpt a reader finds in the output.
+    /// A line as printed, which a reader finds in the output: the excerpt.
     pub header: &'t str,
-    /// The section's text, traceback included (the header line alone for a summary line).
+    /// The error's text, traceback included when the output shows it.
     pub text: &'t str,
-    /// The first `E   ` line of the section: what was raised.
+    /// What was raised, when shown (`E   ...`, or the summary line's message).
     pub raised: Option<&'t str>,
 }
 
@@ -29,11 +30,23 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
-static SUMMARY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^ERROR (\S+?\.py)(?:::(\S+))? - (.+?)\r?$").expect("valid regex"));
+/// `ERROR F - msg` (the file), `ERROR F::C::m[ - msg]` (one test of a class).
+static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^ERROR (\S+?\.py)(?:::([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\[\S*\])?)?(?: - (.+?))?\r?$")
+        .expect("valid regex")
+});
 /// Where a section ends: the next section, or one of pytest's `====` banners.
 static END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^(?:_{2,} \S|={3,})").expect("valid regex"));
 
-/// Every error section and summary line in one output.
+/// A section's text and the first `E   ` line in it.
+fn section(output: &str, from: usize, after: usize) -> (&str, Option<&str>) {
+    let end = END.find(&output[after..]).map_or(output.len(), |m| after + m.start());
+    let text = &output[from..end];
+    let raised = text.lines().map(str::trim_start).find(|l| l.starts_with("E   ")).map(|l| l.trim_start_matches('E').trim());
+    (text, raised)
+}
+
+/// Every test file, and every test class, that errored before its tests ran in one output.
 #[must_use]
 pub fn broken(output: &str) -> Vec<Broken<'_>> {
     // Cheap refusal first: most outputs hold no pytest error at all.
@@ -41,36 +54,61 @@ pub fn broken(output: &str) -> Vec<Broken<'_>> {
         return Vec::new();
     }
     let mut out = Vec::new();
+    // Setup sections by class, for the traceback of a class that errored.
+    let mut setups: Vec<(&str, &str, &str, Option<&str>)> = Vec::new();
     for c in HEADER.captures_iter(output) {
         let all = c.get(0).expect("match");
-        let rest = &output[all.end()..];
-        let end = END.find(rest).map_or(output.len(), |m| all.end() + m.start());
-        let text = &output[all.start()..end];
-        let raised = text.lines().map(str::trim_start).find(|l| l.starts_with("E   ")).map(|l| l.trim_start_matches('E').trim());
-        out.push(Broken {
-            file: c.get(2).map(|m| m.as_str()),
-            class: c.get(3).map(|m| m.as_str()),
-            header: c.get(1).expect("header").as_str(),
-            text,
-            raised,
-        });
+        let (text, raised) = section(output, all.start(), all.end());
+        let header = c.get(1).expect("header").as_str();
+        match (c.get(2), c.get(3)) {
+            (Some(file), _) => out.push(Broken { file: file.as_str(), class: None, header, text, raised }),
+            (None, Some(class)) => setups.push((class.as_str(), header, text, raised)),
+            _ => {}
+        }
     }
+    // (file, class) -> (tests shown erroring, first summary line)
+    let mut classes: Vec<((&str, &str), Vec<&str>, &str)> = Vec::new();
     for c in SUMMARY.captures_iter(output) {
-        let all = c.get(0).expect("match");
-        let file = c.get(1).map(|m| m.as_str());
-        // `F::C::m` or `F::C` names a class; `F::m` a test, which says nothing of its siblings.
-        let class = c.get(2).and_then(|m| m.as_str().split("::").next()).filter(|s| s.starts_with(char::is_uppercase));
-        let whole_file = c.get(2).is_none();
-        out.push(Broken {
-            file: file.filter(|_| whole_file),
-            class,
-            header: all.as_str().trim_end(),
-            text: all.as_str(),
-            raised: c.get(3).map(|m| m.as_str()),
-        });
+        let line = c.get(0).expect("match").as_str().trim_end();
+        let file = c.get(1).expect("file").as_str();
+        match (c.get(2), c.get(3)) {
+            (Some(class), Some(test)) => match classes.iter_mut().find(|(k, _, _)| *k == (file, class.as_str())) {
+                Some((_, tests, _)) => tests.push(test.as_str()),
+                None => classes.push(((file, class.as_str()), vec![test.as_str()], line)),
+            },
+            _ => out.push(Broken { file, class: None, header: line, text: line, raised: c.get(4).map(|m| m.as_str()) }),
+        }
     }
-    out.retain(|b| b.file.is_some() || b.class.is_some());
+    for ((file, class), mut tests, line) in classes {
+        tests.sort_unstable();
+        tests.dedup();
+        let ran = |t: &str| {
+            t.lines().any(|l| {
+                let l = l.trim_end();
+                l.contains(&format!("{file}::{class}::")) && (l.ends_with("PASSED") || l.ends_with("FAILED") || l.starts_with("FAILED "))
+            })
+        };
+        if tests.len() < 2 || ran(output) {
+            continue;
+        }
+        let (header, text, raised) = setups.iter().find(|(c, ..)| *c == class).map_or((line, line, None), |(_, h, t, r)| (*h, *t, *r));
+        out.push(Broken { file, class: Some(class), header, text, raised });
+    }
     out
+}
+
+/// Whether a later output shows tests of `b` running (a `PASSED` or `FAILED` line of its file,
+/// or of its class): the error was passing, not the image's.
+#[must_use]
+pub fn ran_later(b: &Broken<'_>, output: &str) -> bool {
+    let unit = match b.class {
+        Some(c) => format!("{}::{c}::", b.file),
+        None => format!("{}::", b.file),
+    };
+    output.lines().any(|l| {
+        let l = l.trim_end();
+        l.contains(&unit) && (l.ends_with("PASSED") || l.ends_with("FAILED") || l.starts_with("FAILED ") || l.starts_with("PASSED "))
+    })
 }
 
 /// The pytest id of a verdict's test (`FAIL_TO_PASS: a/t.py::C::m` → `a/t.py::C::m`).
@@ -82,13 +120,13 @@ pub fn test_id(name: &str) -> &str {
     }
 }
 
-/// Whether `b` covers the test `id` (`F::C::m`): the whole file errored, or its class did.
+/// Whether `b` covers the test `id` (`F::C::m`): its file errored, or its class did.
 #[must_use]
 pub fn covers(b: &Broken<'_>, id: &str) -> bool {
     let mut parts = id.split("::");
     let file = parts.next().unwrap_or("");
     let class = parts.next().filter(|_| id.matches("::").count() >= 2);
-    b.file.is_some_and(|f| same_path(f, file)) || (b.class.is_some() && b.class == class)
+    same_path(b.file, file) && (b.class.is_none() || b.class == class)
 }
 
 /// Two spellings of one path: equal after `./`, or one ending in `/` + the other.
@@ -98,8 +136,9 @@ fn same_path(a: &str, b: &str) -> bool {
 }
 
 /// Whether a traceback names `path` (as written by the agent, relative or absolute): by its
-/// last two components, so `/testbed/pkg/m.py` and `pkg/m.py` are one file, and
-/// `pkg/tests/test_m.py` is not `pkg/m.py`.
+/// last two components, so `/testbed/pkg/m.py` and `pkg/m.py` are one file and
+/// `pkg/tests/test_m.py` is not `pkg/m.py`; or, for Python, by its module name (`pkg.m`), which
+/// is all an `ImportError` or `AttributeError` shows.
 #[must_use]
 pub fn names(text: &str, path: &str) -> bool {
     let comps: Vec<&str> = path.trim_end_matches('/').rsplit('/').take(2).collect();
@@ -108,7 +147,16 @@ pub fn names(text: &str, path: &str) -> bool {
         [f, ..] => (*f).to_string(),
         [] => return false,
     };
-    text.match_indices(&tail).any(|(i, _)| i == 0 || matches!(text.as_bytes()[i - 1], b'/' | b' ' | b'"' | b'\'' | b'\n' | b'('))
+    let bounded = |needle: &str| {
+        text.match_indices(needle)
+            .any(|(i, _)| i == 0 || matches!(text.as_bytes()[i - 1], b'/' | b' ' | b'"' | b'\'' | b'\n' | b'(' | b'.' | b':'))
+    };
+    if bounded(&tail) {
+        return true;
+    }
+    // `pkg/core.py` as `pkg.core`: the dotted name of the module, from its last two components.
+    let module = tail.strip_suffix(".py").map(|m| m.replace('/', "."));
+    module.is_some_and(|m| m.contains('.') && bounded(&m))
 }
 
 #[cfg(test)]
@@ -121,42 +169,64 @@ mod tests {
     fn collection_errors_cover_their_whole_file() {
         let b = broken(COLLECT);
         assert_eq!(b.len(), 2, "{b:?}");
-        assert_eq!(b[0].file, Some("astropy/units/tests/test_quantity.py"));
+        assert_eq!(b[0].file, "astropy/units/tests/test_quantity.py");
         assert_eq!(b[0].header, "ERROR collecting astropy/units/tests/test_quantity.py");
         assert_eq!(b[0].raised, Some("DeprecationWarning: distutils Version classes are deprecated."));
         assert!(b[0].text.contains("test_quantity.py:29") && !b[0].text.contains("short test summary"));
         assert!(covers(&b[0], test_id("PASS_TO_PASS: astropy/units/tests/test_quantity.py::test_copy")));
         assert!(!covers(&b[0], "astropy/units/tests/test_units.py::test_copy"));
-        assert_eq!(b[1].file, Some("astropy/units/tests/test_quantity.py"));
+        assert_eq!(b[1].file, "astropy/units/tests/test_quantity.py");
+        assert_eq!(b[1].class, None);
+    }
+
+    const SETUP: &str = "t/test_header.py ..EEE\n____ ERROR at setup of TestHeaderFunctions.test_rename_keyword ____\n\nE   pytest.PytestRemovedIn8Warning: Support for nose tests is deprecated\n=== short test summary info ===\nERROR t/test_header.py::TestHeaderFunctions::test_rename_keyword\nERROR t/test_header.py::TestHeaderFunctions::test_totxtfile - pytest.PytestRemovedIn8Warning: nose\n";
+
+    #[test]
+    fn a_class_errors_when_several_of_its_tests_did_and_none_ran() {
+        let b = broken(SETUP);
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!((b[0].file, b[0].class), ("t/test_header.py", Some("TestHeaderFunctions")));
+        assert_eq!(b[0].header, "ERROR at setup of TestHeaderFunctions.test_rename_keyword");
+        assert_eq!(b[0].raised, Some("pytest.PytestRemovedIn8Warning: Support for nose tests is deprecated"));
+        assert!(covers(&b[0], "t/test_header.py::TestHeaderFunctions::test_card_from_bytes"));
+        assert!(!covers(&b[0], "t/test_header.py::TestRecord::test_x"), "another class");
+        assert!(!covers(&b[0], "t/test_other.py::TestHeaderFunctions::test_x"), "the same class name in another file");
+        assert!(!covers(&b[0], "t/test_header.py::test_shallow_copy"));
     }
 
     #[test]
-    fn setup_errors_cover_their_class_only() {
-        let out = "____ ERROR at setup of TestHeaderFunctions.test_rename_keyword ____\n\nE   pytest.PytestRemovedIn8Warning: Support for nose tests is deprecated\n_____ ERROR at setup of TestHeaderFunctions.test_x[1] _____\n";
-        let b = broken(out);
-        assert_eq!(b.len(), 2);
-        assert_eq!(b[0].class, Some("TestHeaderFunctions"));
-        assert_eq!(b[0].file, None);
-        assert!(covers(&b[0], "a/tests/test_header.py::TestHeaderFunctions::test_card_from_bytes"));
-        assert!(!covers(&b[0], "a/tests/test_header.py::TestRecordValuedKeywordCards::test_x"));
-        assert!(!covers(&b[0], "a/tests/test_header.py::test_shallow_copy"));
+    fn one_test_erroring_or_a_sibling_that_ran_is_no_broken_class() {
+        // One fixture of one test (a network error): says nothing of the class.
+        assert!(broken("ERROR t/test_c.py::TestClient::test_download - ConnectionError\n").is_empty());
+        // Two errored, but a sibling ran and failed on an assertion in the same output.
+        let out = "ERROR t/test_c.py::TestClient::test_a - ConnectionError\nERROR t/test_c.py::TestClient::test_b - ConnectionError\nFAILED t/test_c.py::TestClient::test_parse - assert 1 == 2\n";
+        assert!(broken(out).is_empty(), "{:?}", broken(out));
     }
 
     #[test]
     fn a_failing_test_is_not_an_error_and_plain_text_is_nothing() {
         assert!(broken("FAILED a/t.py::test_x - assert 1 == 2\n1 failed").is_empty());
         assert!(broken("no ERROR section here").is_empty());
-        // A summary line of one test says nothing of its file.
-        let b = broken("ERROR a/t.py::test_x - ValueError: boom\n");
-        assert!(b.is_empty(), "{b:?}");
     }
 
     #[test]
-    fn tracebacks_name_files_by_their_last_two_components() {
+    fn a_later_run_of_the_file_means_it_collects() {
+        let b = &broken(COLLECT)[0];
+        assert!(ran_later(b, "FAILED astropy/units/tests/test_quantity.py::test_copy - assert 1 == 2"));
+        assert!(ran_later(b, "astropy/units/tests/test_quantity.py::test_copy PASSED"));
+        assert!(!ran_later(b, "ERROR astropy/units/tests/test_quantity.py - DeprecationWarning"));
+    }
+
+    #[test]
+    fn tracebacks_name_files_by_their_last_two_components_or_their_module() {
         let tb = "/testbed/astropy/units/quantity.py:640: in __array_finalize__\n";
         assert!(names(tb, "astropy/units/quantity.py"));
         assert!(names(tb, "/testbed/astropy/units/quantity.py"));
         assert!(!names("astropy/units/tests/test_quantity.py:29: in <module>", "astropy/units/quantity.py"));
         assert!(!names(tb, "astropy/units/si.py"));
+        // The character before a match must end a path: `test_m.py` is not `m.py`.
+        assert!(!names("tests/test_m.py:3: in <module>", "m.py"));
+        assert!(names("E   ModuleNotFoundError: No module named 'pkg.helpers'", "pkg/helpers.py"));
+        assert!(names("E   AttributeError: module 'pkg.core' has no attribute 'CONST'", "src/pkg/core.py"));
     }
 }

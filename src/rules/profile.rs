@@ -125,6 +125,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub declines: Vec<Spanned<String>>,
     #[serde(default)]
+    pub proposes: Vec<Spanned<String>>,
+    #[serde(default)]
     pub user_ends: Vec<Spanned<String>>,
     #[serde(default)]
     pub doc_files: Vec<Spanned<String>>,
@@ -298,6 +300,9 @@ pub struct Profile {
     pub asks_for_details: Phrases,
     /// The agent telling the user it will not or cannot do what was asked.
     pub declines: Phrases,
+    /// The agent asking for a go-ahead to a change ("would you like me to", "shall I proceed"),
+    /// which a request for details in the same reply does not undo.
+    pub proposes: Phrases,
     /// A simulated user's marker that it ends the episode (tau-bench's `###STOP###`).
     pub user_ends: Phrases,
     /// Documentation files: changing them is progress, but no check is owed after it.
@@ -384,6 +389,7 @@ impl Profile {
             asks_for_human: phrases(&|r| &r.phrases.asks_for_human)?,
             asks_for_details: phrases(&|r| &r.phrases.asks_for_details)?,
             declines: phrases(&|r| &r.phrases.declines)?,
+            proposes: phrases(&|r| &r.phrases.proposes)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
             broken_verifier: phrases(&|r| &r.phrases.broken_verifier)?,
