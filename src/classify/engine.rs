@@ -353,7 +353,7 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
 /// the agent changed neither those test files nor any configuration. Pass-to-pass tests failing
 /// the same way are the tell: they pass on the benchmark's reference by definition.
 fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
-    use super::test_errors::{broken, covers, names, ran_later, test_id};
+    use super::test_errors::{broken, covers, names, ran, ran_later, test_id};
     let failing: Vec<&str> = t.outcome.tests.iter().filter(|r| r.status != "passed").map(|r| test_id(&r.name)).collect();
     if failing.is_empty() || !m.config_files_changed.is_empty() || !matches!(t.outcome.status, OutcomeStatus::Failed) {
         return;
@@ -375,18 +375,20 @@ fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: 
     }
     // (action, step, error) for every error its checks printed in code it did not write, and
     // that no later run of its own contradicts (the same file or class running its tests).
-    let runs: Vec<(usize, &Action<'_>)> = acts.iter().enumerate().filter(|(_, a)| a.verification.is_some()).collect();
+    // Latest first, gathering what the later runs ran as it goes: linear in the outputs.
+    let mut later_ran = std::collections::HashSet::new();
     let mut seen = Vec::new();
-    for (i, a) in &runs {
+    for a in acts.iter().rev().filter(|a| a.verification.is_some()) {
         let (Some(r), Some(step)) = (a.result, a.result_step) else { continue };
         for b in broken(&r.output) {
-            let blamed = written.iter().any(|w| names(b.text, w) || names(b.file, w));
-            let ran = runs.iter().filter(|(j, _)| j > i).any(|(_, later)| later.result.is_some_and(|lr| ran_later(&b, &lr.output)));
-            if !blamed && !ran {
+            if !ran_later(&b, &later_ran) && !written.iter().any(|w| names(b.text, w) || names(b.file, w)) {
                 seen.push((step, b));
             }
         }
+        later_ran.extend(ran(&r.output));
     }
+    // Earliest first, so the evidence is the first run that showed the error.
+    seen.reverse();
     if seen.is_empty() || !failing.iter().all(|id| seen.iter().any(|(_, b)| covers(b, id))) {
         return;
     }

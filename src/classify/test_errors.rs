@@ -67,48 +67,67 @@ pub fn broken(output: &str) -> Vec<Broken<'_>> {
         }
     }
     // (file, class) -> (tests shown erroring, first summary line)
-    let mut classes: Vec<((&str, &str), Vec<&str>, &str)> = Vec::new();
+    let mut classes: std::collections::BTreeMap<(&str, &str), (std::collections::BTreeSet<&str>, &str)> = std::collections::BTreeMap::new();
     for c in SUMMARY.captures_iter(output) {
         let line = c.get(0).expect("match").as_str().trim_end();
         let file = c.get(1).expect("file").as_str();
         match (c.get(2), c.get(3)) {
-            (Some(class), Some(test)) => match classes.iter_mut().find(|(k, _, _)| *k == (file, class.as_str())) {
-                Some((_, tests, _)) => tests.push(test.as_str()),
-                None => classes.push(((file, class.as_str()), vec![test.as_str()], line)),
-            },
+            (Some(class), Some(test)) => {
+                classes.entry((file, class.as_str())).or_insert_with(|| (std::collections::BTreeSet::new(), line)).0.insert(test.as_str());
+            }
             _ => out.push(Broken { file, class: None, header: line, text: line, raised: c.get(4).map(|m| m.as_str()) }),
         }
     }
-    for ((file, class), mut tests, line) in classes {
-        tests.sort_unstable();
-        tests.dedup();
-        let ran = |t: &str| {
-            t.lines().any(|l| {
-                let l = l.trim_end();
-                l.contains(&format!("{file}::{class}::")) && (l.ends_with("PASSED") || l.ends_with("FAILED") || l.starts_with("FAILED "))
-            })
-        };
-        if tests.len() < 2 || ran(output) {
+    let here = ran(output);
+    for ((file, class), (tests, line)) in classes {
+        if tests.len() < 2 || here.contains(&format!("{file}::{class}")) {
             continue;
         }
         let (header, text, raised) = setups.iter().find(|(c, ..)| *c == class).map_or((line, line, None), |(_, h, t, r)| (*h, *t, *r));
         out.push(Broken { file, class: Some(class), header, text, raised });
     }
+    // One error per file or class (pytest prints a collection error twice: section and summary).
+    let mut units = std::collections::HashSet::new();
+    out.retain(|b| units.insert((b.file, b.class)));
     out
 }
 
-/// Whether a later output shows tests of `b` running (a `PASSED` or `FAILED` line of its file,
-/// or of its class): the error was passing, not the image's.
+/// The test files, and the `file::Class` units, whose tests ran in one output (a line of a
+/// test id with `PASSED` or `FAILED`): one pass, so a run's errors are checked against every
+/// later run in time linear in the outputs.
 #[must_use]
-pub fn ran_later(b: &Broken<'_>, output: &str) -> bool {
-    let unit = match b.class {
-        Some(c) => format!("{}::{c}::", b.file),
-        None => format!("{}::", b.file),
-    };
-    output.lines().any(|l| {
+pub fn ran(output: &str) -> std::collections::HashSet<String> {
+    let mut units = std::collections::HashSet::new();
+    if !output.contains("PASSED") && !output.contains("FAILED") {
+        return units;
+    }
+    for l in output.lines() {
         let l = l.trim_end();
-        l.contains(&unit) && (l.ends_with("PASSED") || l.ends_with("FAILED") || l.starts_with("FAILED ") || l.starts_with("PASSED "))
-    })
+        let id = if let Some(rest) = l.strip_prefix("FAILED ").or_else(|| l.strip_prefix("PASSED ")) {
+            rest.split_whitespace().next()
+        } else if l.ends_with("PASSED") || l.ends_with("FAILED") {
+            l.split_whitespace().next()
+        } else {
+            None
+        };
+        let Some(id) = id.filter(|i| i.contains("::")) else { continue };
+        let mut parts = id.split("::");
+        let file = parts.next().unwrap_or("");
+        units.insert(file.to_string());
+        if let (Some(class), Some(_)) = (parts.next(), parts.next()) {
+            units.insert(format!("{file}::{class}"));
+        }
+    }
+    units
+}
+
+/// Whether `b` is among the units a later output ran.
+#[must_use]
+pub fn ran_later(b: &Broken<'_>, ran: &std::collections::HashSet<String>) -> bool {
+    match b.class {
+        Some(c) => ran.contains(&format!("{}::{c}", b.file)),
+        None => ran.contains(b.file),
+    }
 }
 
 /// The pytest id of a verdict's test (`FAIL_TO_PASS: a/t.py::C::m` → `a/t.py::C::m`).
@@ -168,15 +187,14 @@ mod tests {
     #[test]
     fn collection_errors_cover_their_whole_file() {
         let b = broken(COLLECT);
-        assert_eq!(b.len(), 2, "{b:?}");
+        assert_eq!(b.len(), 1, "one error per file: {b:?}");
         assert_eq!(b[0].file, "astropy/units/tests/test_quantity.py");
         assert_eq!(b[0].header, "ERROR collecting astropy/units/tests/test_quantity.py");
         assert_eq!(b[0].raised, Some("DeprecationWarning: distutils Version classes are deprecated."));
         assert!(b[0].text.contains("test_quantity.py:29") && !b[0].text.contains("short test summary"));
         assert!(covers(&b[0], test_id("PASS_TO_PASS: astropy/units/tests/test_quantity.py::test_copy")));
         assert!(!covers(&b[0], "astropy/units/tests/test_units.py::test_copy"));
-        assert_eq!(b[1].file, "astropy/units/tests/test_quantity.py");
-        assert_eq!(b[1].class, None);
+        assert_eq!(b[0].class, None);
     }
 
     const SETUP: &str = "t/test_header.py ..EEE\n____ ERROR at setup of TestHeaderFunctions.test_rename_keyword ____\n\nE   pytest.PytestRemovedIn8Warning: Support for nose tests is deprecated\n=== short test summary info ===\nERROR t/test_header.py::TestHeaderFunctions::test_rename_keyword\nERROR t/test_header.py::TestHeaderFunctions::test_totxtfile - pytest.PytestRemovedIn8Warning: nose\n";
@@ -212,9 +230,12 @@ mod tests {
     #[test]
     fn a_later_run_of_the_file_means_it_collects() {
         let b = &broken(COLLECT)[0];
-        assert!(ran_later(b, "FAILED astropy/units/tests/test_quantity.py::test_copy - assert 1 == 2"));
-        assert!(ran_later(b, "astropy/units/tests/test_quantity.py::test_copy PASSED"));
-        assert!(!ran_later(b, "ERROR astropy/units/tests/test_quantity.py - DeprecationWarning"));
+        assert!(ran_later(b, &ran("FAILED astropy/units/tests/test_quantity.py::test_copy - assert 1 == 2")));
+        assert!(ran_later(b, &ran("astropy/units/tests/test_quantity.py::test_copy PASSED")));
+        assert!(!ran_later(b, &ran("ERROR astropy/units/tests/test_quantity.py - DeprecationWarning")));
+        let c = &broken(SETUP)[0];
+        assert!(ran_later(c, &ran("t/test_header.py::TestHeaderFunctions::test_a PASSED")));
+        assert!(!ran_later(c, &ran("t/test_header.py::TestOther::test_a PASSED")));
     }
 
     #[test]
