@@ -630,7 +630,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             "finished with an empty patch or answer".into()
         });
         f.class("early_resignation", e);
-        undone_flag(t, acts, changes, f);
+        undone_flag(t, acts, changes, f, false);
         claimed_done(t, p, f);
         return;
     }
@@ -776,7 +776,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             e.detail = Some("no check ran after this last change to the repository's code".into());
             f.flag("unverified", e);
         }
-        if !undone_flag(t, acts, changes, f) {
+        if !undone_flag(t, acts, changes, f, true) {
             regressed_check(t, acts, changes, f);
         }
     }
@@ -932,9 +932,15 @@ fn program_source(path: &str) -> bool {
     path.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && !stem.ends_with('/') && EXT.contains(&ext))
 }
 
-/// `regressed`: it undid one of its own changes that mattered and never redid it.
-fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut Findings) -> bool {
+/// `regressed`: it undid one of its own changes that mattered and never redid it. In a run that
+/// still submitted work (`checked`), only a change a passing check had confirmed counts: "its own
+/// check passed, and a later action undid it"; taking out debugging prints it never checked is
+/// cleanup. An empty submission after undoing its change is a regression either way (DESIGN.md).
+fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut Findings, checked: bool) -> bool {
     let Some((change, revert, file)) = &changes.undone else { return false };
+    if checked && !acts[*change + 1..*revert].iter().any(|c| c.verification.is_some() && c.passed == Some(true)) {
+        return false;
+    }
     let (a, b) = (&acts[*change], &acts[*revert]);
     let mut steps = vec![a.at.step, b.at.step];
     steps.dedup();
