@@ -986,7 +986,7 @@ fn claimed_done(t: &Trajectory, p: &Profile, f: &mut Findings) {
         if p.resignation.is_match(&text) {
             return;
         }
-        if let Some(mm) = p.claims_done.find(&text) {
+        if let Some(mm) = super::mechanics::claim(p, &text) {
             let ex = window(&text, mm.range());
             if s.evidence_texts().iter().any(|x| x.contains(ex)) {
                 f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![s.index], ex));

@@ -34,13 +34,28 @@ pub fn final_text(step: &Step) -> String {
     s
 }
 
+/// The first claim of success in `text` that the words before it in its sentence do not hedge:
+/// "I could not make sure all tests pass" and "let me check whether all tests pass" claim
+/// nothing.
+#[must_use]
+pub fn claim<'t>(p: &Profile, text: &'t str) -> Option<regex::Match<'t>> {
+    static HEDGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(?:not|never|no longer|cannot|can't|couldn't|didn't|won't|make sure|ensure|verify|confirm|check(?:ing)? (?:that|if|whether)|whether|if|until|once|to see)\b|n't\b")
+            .expect("valid regex")
+    });
+    p.claims_done.find_iter(text).into_iter().find(|m| {
+        let start = text[..m.start()].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
+        !HEDGE.is_match(&text[start..m.start()])
+    })
+}
+
 #[must_use]
 pub fn final_message(t: &Trajectory, p: &Profile) -> FinalMessage {
     let Some(step) = final_reply(t) else { return FinalMessage::None };
     let text = final_text(step);
     if p.resignation.is_match(&text) {
         FinalMessage::GivesUp
-    } else if p.claims_done.is_match(&text) {
+    } else if claim(p, &text).is_some() {
         FinalMessage::ClaimsDone
     } else if p.asks.is_match(text.trim_end()) {
         FinalMessage::Asks
