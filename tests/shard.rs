@@ -83,14 +83,18 @@ fn shards_from_a_manifest_union_into_the_walked_run() {
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(std::fs::read_to_string(&merged).unwrap(), lines, "the parts join into the manifest one process writes");
     // Parts that do not make one walk are refused, not joined: a part twice, a part missing,
-    // parts of another split.
+    // parts of another split, a part of other inputs.
     let other = tmp.path().join("other-1.jsonl");
     let r = coroner_in(&root(), &["manifest", "samples", "-o", other.to_str().unwrap(), "--shard", "1/2"]);
+    assert_eq!(r.status.code(), Some(0));
+    let elsewhere = tmp.path().join("elsewhere-1.jsonl");
+    let r = coroner_in(&root(), &["manifest", "samples/study", "-o", elsewhere.to_str().unwrap(), "--shard", "1/3"]);
     assert_eq!(r.status.code(), Some(0));
     for (bad, why) in [
         (vec![&parts[0], &parts[0], &parts[1], &parts[2]], "twice"),
         (vec![&parts[0], &parts[2]], "missing"),
         (vec![&parts[1], &parts[2], &other.to_str().unwrap().to_string()], "twice"),
+        (vec![&parts[1], &parts[2], &elsewhere.to_str().unwrap().to_string()], "different walks"),
     ] {
         let mut args = vec!["manifest", "--merge", "-o", merged.to_str().unwrap()];
         args.extend(bad.iter().map(|p| p.as_str()));

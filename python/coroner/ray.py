@@ -137,20 +137,13 @@ def _stage(uri: str, into: Path, tasks: int, max_retries: int) -> str:
     return str(local.resolve())
 
 
-def _manifest_part(args: List[str], part: str, k: int, n: int, threads: int) -> str:
-    """One shard's part of the manifest, in a Ray worker: the files it owns read, hashed and
-    detected (``coroner manifest --shard K/N``)."""
+def _shard_task(threads: int, *argv: str) -> None:
+    """One shard's coroner command in a Ray worker, on the CPUs the task was given: a part of the
+    manifest (``coroner manifest --shard K/N``: the files it owns read, hashed and detected) or a
+    shard of the run (``coroner classify --shard K/N -o OUT/``: its hive-partitioned parts, each
+    under a temporary name then renamed, and its accounting)."""
     os.environ["RAYON_NUM_THREADS"] = str(threads)
-    run("manifest", *args, "-o", part, "--shard", f"{k}/{n}")
-    return part
-
-
-def _shard(args: List[str], out: str, k: int, n: int, threads: int) -> str:
-    """One shard, in a Ray worker: ``coroner classify --shard K/N -o OUT/``, which writes the
-    shard's hive-partitioned parts (each under a temporary name, then renamed) and its accounting."""
-    os.environ["RAYON_NUM_THREADS"] = str(threads)
-    run("classify", *args, "--shard", f"{k}/{n}", "-o", out.rstrip("/") + "/", "-q")
-    return out
+    run(*argv)
 
 
 def classify(
@@ -226,8 +219,8 @@ def classify(
             old.unlink()
     parts_dir.mkdir(parents=True, exist_ok=True)
     parts = [str(parts_dir / f"part-{k:05d}-of-{m:05d}.jsonl") for k in range(1, m + 1)]
-    list_part = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_manifest_part)
-    ray.get([list_part.remote(listing, parts[k - 1], k, m, cpus_per_shard) for k in range(1, m + 1)])
+    task = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_shard_task)
+    ray.get([task.remote(cpus_per_shard, "manifest", *listing, "-o", parts[k - 1], "--shard", f"{k}/{m}") for k in range(1, m + 1)])
     run("manifest", "--merge", *parts, "-o", str(manifest), *_many("--shown-as", [f"{k}={v}" for k, v in shown.items()] or None))
     args = ["--manifest", str(manifest)]
     args += _many("--registry", absolute(registry)) + _many("--verdicts", absolute(verdicts))
@@ -235,6 +228,6 @@ def classify(
         args += ["--rules", rules_dir]
     if format:
         args += ["--input-format", format]
-    task = ray.remote(num_cpus=cpus_per_shard, max_retries=max_retries)(_shard)
-    ray.get([task.remote(args, str(outp.resolve()), k, n, cpus_per_shard) for k in range(1, n + 1)])
+    out = str(outp.resolve()).rstrip("/") + "/"
+    ray.get([task.remote(cpus_per_shard, "classify", *args, "--shard", f"{k}/{n}", "-o", out, "-q") for k in range(1, n + 1)])
     return Dataset(outp, n)

@@ -348,9 +348,9 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
 
 /// A benchmark defect the agent's own test runs show (DESIGN.md, decisions on hard cases: the
 /// verifier cannot run for reasons outside the agent's change): every test the verdict failed
-/// lies in a test file, or a test class, that errored in the agent's runs before any test body
-/// ran (at collection, or at setup), with a traceback that names no file the agent wrote, and
-/// the agent changed neither those test files nor any configuration. Pass-to-pass tests failing
+/// lies in a test file that errored at collection in the agent's runs, or in a class of it whose
+/// tests all errored at setup (`test_errors::broken`), with a traceback that names no file the
+/// agent wrote, and the agent changed neither those test files nor any configuration. Pass-to-pass tests failing
 /// the same way are the tell: they pass on the benchmark's reference by definition.
 fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut Findings) {
     use super::test_errors::{broken, covers, names, ran, ran_later, test_id};
@@ -373,9 +373,9 @@ fn tests_broken_in_image(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: 
     }) {
         return;
     }
-    // (action, step, error) for every error its checks printed in code it did not write, and
-    // that no later run of its own contradicts (the same file or class running its tests).
-    // Latest first, gathering what the later runs ran as it goes: linear in the outputs.
+    // (step, error) for every error its checks printed in code it did not write, and that no
+    // later run of its own contradicts (the same file or class running its tests). Latest first,
+    // gathering what the later runs ran as it goes: linear in the outputs.
     let mut later_ran = std::collections::HashSet::new();
     let mut seen = Vec::new();
     for a in acts.iter().rev().filter(|a| a.verification.is_some()) {
@@ -555,8 +555,7 @@ fn conditional(text: &str, at: usize) -> bool {
     static IF: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)^\W*(?:if|once|as soon as|when) (?:you|I (?:have|get|receive|know)|I've|we have)\b").expect("valid regex")
     });
-    let start = text[..at].rfind(['.', '!', '?', '\n', '…']).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
-    IF.is_match(&text[start..at])
+    IF.is_match(super::mechanics::sentence_before(text, at))
 }
 
 /// Explicit give-ups and escalations, silent stops, empty submissions.
@@ -646,7 +645,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], ex);
         e.detail = Some(format!(
             "its write went to `{target}`, which the shell reads as `{}` (an escape written outside quotes): nothing it meant to change changed",
-            target.replace('\\', "")
+            super::shell::unquote(target)
         ));
         f.class("early_resignation", e);
         claimed_done(t, p, f);

@@ -43,10 +43,15 @@ pub fn claim<'t>(p: &Profile, text: &'t str) -> Option<regex::Match<'t>> {
         regex::Regex::new(r"(?i)\b(?:not|never|no longer|cannot|can't|couldn't|didn't|won't|make sure|ensure|verify|confirm|check(?:ing)? (?:that|if|whether)|whether|if|until|once|to see)\b|n't\b")
             .expect("valid regex")
     });
-    p.claims_done.find_iter(text).into_iter().find(|m| {
-        let start = text[..m.start()].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
-        !HEDGE.is_match(&text[start..m.start()])
-    })
+    p.claims_done.find_iter(text).into_iter().find(|m| !HEDGE.is_match(sentence_before(text, m.start())))
+}
+
+/// The words of `text` before byte `at` in the sentence that holds it: what qualifies a phrase
+/// found there (a hedge before a claim, a condition before a plan).
+#[must_use]
+pub fn sentence_before(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind(['.', '!', '?', '\n', '…']).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+    &text[start..at]
 }
 
 #[must_use]

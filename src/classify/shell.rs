@@ -343,7 +343,7 @@ fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
 
 /// A word as the shell would see it: quotes removed, and the escapes double quotes and `$'...'`
 /// allow read.
-fn unquote(s: &str) -> String {
+pub(crate) fn unquote(s: &str) -> String {
     let t = s.trim();
     if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
         return t[1..t.len() - 1].to_string();

@@ -141,14 +141,12 @@ pub fn classifier(rules: Option<&std::path::Path>, registries: &[PathBuf], limit
 
 pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
     let c = a.classify.classifier()?;
-    let opts = IngestOptions {
+    let opts = a.scale.apply(IngestOptions {
         inputs: a.inputs.clone(),
         verdicts: a.classify.verdicts.clone(),
         format: a.classify.input_format.clone(),
-        shard: a.scale.shard,
-        manifest: a.scale.manifest.clone(),
         ..IngestOptions::default()
-    };
+    });
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and
     // Parquet are columnar and written at the end; so is a dataset (`-o DIR/`: hive-partitioned
     // Parquet parts, one per arm, named after the shard).

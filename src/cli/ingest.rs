@@ -97,14 +97,12 @@ pub fn run(a: &IngestArgs) -> Result<Done, CliError> {
         Some(p) if p.as_os_str() == "-" => TrajectoryWriter::jsonl(Box::new(super::output::json_stdout())),
         Some(p) => TrajectoryWriter::create(Some(p)).map_err(|e| CliError::io(format!("failed to create {}: {e}", p.display())))?,
     };
-    let opts = IngestOptions {
+    let opts = a.scale.apply(IngestOptions {
         inputs: a.paths.clone(),
         format: a.format.clone(),
         verdicts: a.verdicts.clone(),
-        shard: a.scale.shard,
-        manifest: a.scale.manifest.clone(),
         ..IngestOptions::default()
-    };
+    });
     let mut broken_pipe = false;
     // JSON lines are serialized on the parsing threads; only the writing is in order.
     let jsonl = writer.is_jsonl();
@@ -160,6 +158,15 @@ pub struct ScaleArgs {
     /// that shard owns. The outputs of shards 1/N .. N/N union into the unsharded output.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<crate::ingest::shard::Shard>,
+}
+
+impl ScaleArgs {
+    /// The options these flags set, on top of `o`: one place, so a flag cannot be parsed by a
+    /// command and never reach the ingest (as `ingest --manifest` once was).
+    #[must_use]
+    pub fn apply(&self, o: IngestOptions) -> IngestOptions {
+        IngestOptions { shard: self.shard, manifest: self.manifest.clone(), ..o }
+    }
 }
 
 /// Quarantined inputs listed by name in the summary; the rest are counted.

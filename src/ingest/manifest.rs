@@ -141,16 +141,16 @@ pub fn build(
 /// split: entries in the order of their positions, without them.
 ///
 /// # Errors
-/// Parts that do not make one walk exactly: of different walks (another split, other inputs,
-/// a tree that changed between them), a position twice (a part given twice, or parts of
-/// different splits), a position missing (a part left out), or nothing at all.
+/// Parts that do not make one walk exactly: of different walks (other inputs, a tree that
+/// changed between them), a position twice (a part given twice, or parts of different splits),
+/// a position missing (a part left out), or nothing at all.
 pub fn merge(parts: Vec<Vec<Entry>>) -> Result<Vec<Entry>, String> {
     let mut all: Vec<Entry> = parts.into_iter().flatten().collect();
     let Some(walk) = all.first().and_then(|e| e.walk_of.clone()) else {
         return Err("the parts list no file".into());
     };
     if all.iter().any(|e| e.walk_of.as_deref() != Some(&walk) || e.at.is_none()) {
-        return Err("the parts are of different walks (another split, other inputs, or a tree that changed between them)".into());
+        return Err("the parts are of different walks (other inputs, or a tree that changed between them)".into());
     }
     let total: usize = walk.split(':').next().and_then(|n| n.parse().ok()).unwrap_or(0);
     all.sort_by_key(|e| e.at);

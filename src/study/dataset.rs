@@ -125,10 +125,14 @@ fn each_verdict(p: &Path, mechanics: &std::collections::HashSet<String>, f: &mut
     let shown = crate::util::display_path(p);
     let corrupt = |e: PolarsError| InputError::new(InputErrorKind::Corrupt, &shown, format!("read the Parquet part: {e}"));
     let open = || std::fs::File::open(p).map_err(|e| crate::ingest::source::io_error(&shown, &e));
-    let groups: Vec<usize> = ParquetReader::new(open()?).get_metadata().map_err(corrupt)?.row_groups.iter().map(|g| g.num_rows()).collect();
+    // The footer is read once and handed to each group's reader (it grows with the groups).
+    let meta = ParquetReader::new(open()?).get_metadata().map_err(corrupt)?.clone();
+    let groups: Vec<usize> = meta.row_groups.iter().map(|g| g.num_rows()).collect();
     let mut start = 0;
     for rows in groups.into_iter().filter(|&n| n > 0) {
-        let mut df = ParquetReader::new(open()?).with_slice(Some((start, rows))).finish().map_err(corrupt)?;
+        let mut reader = ParquetReader::new(open()?);
+        reader.set_metadata(meta.clone());
+        let mut df = reader.with_slice(Some((start, rows))).finish().map_err(corrupt)?;
         let mut json = Vec::new();
         JsonWriter::new(&mut json).with_json_format(JsonFormat::JsonLines).finish(&mut df).map_err(corrupt)?;
         drop(df);

@@ -128,11 +128,15 @@ def test_inputs_at_a_uri_are_staged_and_classified_as_the_local_copy(tmp_path, c
     stamps = sorted(stage.glob("*.staged"))
     assert len(stamps) == 2, stamps  # the tree and the verdict file
     before = {p: p.read_text() for p in stamps}
+    # A staged transcript: copied again, it would be written again.
+    copied = next(f for f in stage.rglob("*") if f.is_file() and f.suffix != ".staged")
+    written = copied.stat().st_mtime_ns
     # The same source again (with or without the slash): the copy is reused, and the stage is
     # not mistaken for parts of the dataset.
     again = cray.classify([uri], tmp_path / "dataset", shards=3, verdicts=verdicts_uri)
     assert again.verdicts().height == 300
     assert {p: p.read_text() for p in sorted(stage.glob("*.staged"))} == before
+    assert copied.stat().st_mtime_ns == written, f"{copied} was copied again"
     # A part that does not read: the report quarantines it and reads the rest (exit 3 is not
     # raised), and its verdicts frame leaves it out with a warning naming it.
     part = sorted((tmp_path / "dataset").rglob("part-*.parquet"))[0]
