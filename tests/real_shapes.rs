@@ -253,6 +253,25 @@ fn harbor_write_to_a_name_a_literal_newline_mangled_is_early_resignation() {
     assert_eq!(v.flags, ["false_done"]);
 }
 
+/// terminus-2 typed a here-doc whose `EOF` lost its newline, so the shell stayed in the here-doc:
+/// the test runs it typed afterwards are echoed after the continuation prompt `> ` and never ran.
+/// The bump of release.py was never checked (unverified, at the bump); the claim is false_done.
+#[test]
+fn harbor_checks_typed_into_an_open_here_doc_never_ran_so_the_change_is_unverified() {
+    let (t, v) = one("harbor-keystrokes", "release-bump");
+    assert_eq!(t.harness, "terminus-2");
+    let screen = &t.steps[3].tool_results[0].output;
+    assert!(screen.contains("\n> python -m pytest -q tests"), "{screen}");
+
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done", "unverified"]);
+    let e = evidence(&v, "flag-unverified");
+    assert_eq!(e.steps, [2]);
+    assert_eq!(e.excerpt, "sed -i 's/1.5.3/1.5.4/' release.py");
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert!(w.detail.as_deref().unwrap().ends_with("no check ran"), "{:?}", w.detail);
+}
+
 /// A Terminal-Bench run kept only its run-level results.json (real leaderboard submissions of
 /// installed CLIs often do): csv-merge's agent phase ran 15 minutes to its own end with no
 /// failure mode and failed its test. worked_then_wrong is inferred from the end and the verdict,

@@ -26,6 +26,9 @@ pub struct Action<'t> {
     pub reverts: Vec<String>,
     /// Writes that went to a name a leaked escape mangled (`> app.py\\n`): meant, never landed.
     pub misfired: Vec<String>,
+    /// Every file it writes it only restyled (swapped quote characters): no check is owed
+    /// after it.
+    pub restyled: bool,
     /// Scripts it runs (`-`: a program given inline).
     pub runs: Vec<String>,
     /// It creates a file whole (a `create` command), rather than editing one.
@@ -87,6 +90,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 deletes: Vec::new(),
                 reverts: Vec::new(),
                 misfired: Vec::new(),
+                restyled: false,
                 runs: Vec::new(),
                 creates: false,
                 verification: None,
@@ -102,7 +106,12 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             // result never ran: neither a change, nor a check, nor the end. It stays an action,
             // so the tool it named is still judged against the registry.
             let refused = t.steps[at.step as usize].format_error.is_some() && a.ok != Some(true);
-            if refused {
+            // Keystrokes the terminal took as more input to a construct an earlier command left
+            // open never ran either.
+            let swallowed = p.continuation_prompt.as_deref().is_some_and(|ps2| {
+                call.shell_command(&p.shell_arguments).is_some_and(|cmd| typed_after(&cmd, &t.steps[at.step as usize], ps2))
+            });
+            if refused || swallowed {
                 a.finish = false;
                 a.escalate = false;
                 a.ok = Some(false);
@@ -123,6 +132,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     for (p, body) in &fx.saved {
                         saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
                     }
+                    a.restyled = !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w));
                     a.writes = writes;
                     a.deletes = fx.deletes;
                     // Every file it writes is written whole: a count would let `> a.py` twice
@@ -155,6 +165,32 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             a
         })
         .collect()
+}
+
+/// Whether the terminal screen of `step` shows the first line of `keystrokes` typed after the
+/// continuation prompt `ps2` (or glued to the end of such a line, when the keystrokes before it
+/// lacked their newline), and never after the shell's own prompt (`# ` or `$ `): the shell read
+/// it as a line of a here-doc or quote an earlier command left open. The screen wraps long
+/// lines, so only a prefix of the line is compared, shorter after the shell's prompt, which is
+/// itself long (`root@host:/path# `).
+fn typed_after(keystrokes: &str, step: &crate::model::Step, ps2: &str) -> bool {
+    let line = keystrokes.lines().map(str::trim_end).find(|l| !l.trim().is_empty()).unwrap_or("");
+    let cut = |n: usize| line.char_indices().nth(n).map_or(line, |(i, _)| &line[..i]);
+    let (long, short) = (cut(60), cut(12));
+    if long.trim().is_empty() {
+        return false;
+    }
+    let mut after_ps2 = false;
+    for r in &step.tool_results {
+        for l in r.output.lines() {
+            if l.strip_prefix(ps2).is_some_and(|rest| rest.contains(long)) {
+                after_ps2 = true;
+            } else if ["# ", "$ "].iter().any(|ps1| l.contains(&format!("{ps1}{short}"))) {
+                return false;
+            }
+        }
+    }
+    after_ps2
 }
 
 /// Files an editing tool touches: its path argument, or the files named in an

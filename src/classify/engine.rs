@@ -705,8 +705,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     let evidence = match last_mut {
         Some(i) => {
             let a = &acts[i];
-            let ex = a.command.as_deref().map_or_else(|| a.writes.first().map_or(a.name, String::as_str), head);
-            let ex = if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(ex)) { ex } else { a.name };
+            let ex = call_excerpt(t, a);
             let mut steps = vec![a.at.step];
             if let Some(c) = last_check.filter(|c| *c > i) {
                 steps.push(acts[c].result_step.unwrap_or(acts[c].at.step));
@@ -765,15 +764,23 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
 
     if last_mut.is_some() {
         let code = changes.last_code(acts, |w| p.doc_files.is_match(w));
-        if let Some(c) = code.filter(|_| !p.writes_show_their_effect)
-            && !checks_itself(&acts[c])
-            && !restores_checked(acts, c)
-            && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, &acts[c]) || runs_the_package(b, &changes.files))
-        {
+        if let Some(c) = code.filter(|_| !p.writes_show_their_effect) {
             let a = &acts[c];
-            let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], a.name);
-            e.detail = Some("no check ran after this last change to the repository's code".into());
-            f.flag("unverified", e);
+            if !checks_itself(a)
+                && !restores_checked(acts, c)
+                && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, a) || runs_the_package(b, &changes.files))
+            {
+                let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], call_excerpt(t, a));
+                e.detail = Some("no check ran after this last change to the repository's code".into());
+                f.flag("unverified", e);
+            } else if let Some((step, said)) = said_unchecked(t, acts, a.at.step, p) {
+                let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step, step], said);
+                e.detail = Some(format!(
+                    "after its last change to the repository's code (step {}) it said it could not check it, and ran no check after saying so",
+                    a.at.step
+                ));
+                f.flag("unverified", e);
+            }
         }
         if !undone_flag(t, acts, changes, f, true) {
             regressed_check(t, acts, changes, f);
@@ -839,6 +846,24 @@ fn worked_unseen(t: &Trajectory, m: &Mechanics, f: &mut Findings) {
         )
     };
     f.class("worked_then_wrong", e);
+}
+
+/// What a person checking a change looks for at its step: the command's head, or the file an
+/// editing tool wrote, where the step shows it; else the tool's name.
+fn call_excerpt<'t>(t: &Trajectory, a: &'t Action<'_>) -> &'t str {
+    let ex = a.command.as_deref().map_or_else(|| a.writes.first().map_or(a.name, String::as_str), head);
+    if t.steps[a.at.step as usize].evidence_texts().iter().any(|x| x.contains(ex)) { ex } else { a.name }
+}
+
+/// The agent's last word, from the step of its last change on, that it cannot check that change
+/// ("I cannot run the macOS backend here, so I cannot verify the fix directly"), when no check
+/// ran after it: the checks before it did not cover the change, by the agent's own account.
+fn said_unchecked<'t>(t: &'t Trajectory, acts: &[Action<'_>], from: u32, p: &Profile) -> Option<(u32, &'t str)> {
+    let (step, said) = t.steps.iter().enumerate().skip(from as usize).rev().find_map(|(i, s)| {
+        (s.role == Role::Assistant)
+            .then(|| p.cannot_check.find(&s.text).map(|m| (u32::try_from(i).unwrap_or(u32::MAX), window(&s.text, m.range()))))?
+    })?;
+    (!acts.iter().any(|b| b.at.step >= step && checks(b))).then_some((step, said))
 }
 
 /// A change that checks itself in the same command: `sed -i … && pytest`, or a script written

@@ -45,6 +45,9 @@ pub struct ShellEffects {
     /// quotes): the shell writes `app.pyn`, a file nothing reads, so the write the agent meant
     /// never landed. Kept out of `writes`.
     pub misfired: Vec<String>,
+    /// Files whose every edit in the command only swapped one quote character for the other
+    /// (`sed -i "s/\"%s\"/'%s'/" f.py`): restyled, not changed. Also in `writes`.
+    pub restyled: Vec<String>,
 }
 
 impl ShellEffects {
@@ -124,6 +127,7 @@ pub fn script_effects(script: &str, body: &str) -> ShellEffects {
         fx.writes = python_writes(body);
     } else if script.ends_with(".sh") {
         analyse_into(body, &mut fx, 1);
+        settle_restyled(&mut fx);
     }
     fx.writes.retain(|w| !outside_workspace(w));
     fx
@@ -143,6 +147,7 @@ fn analyse_all(command: &str) -> ShellEffects {
     }
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);
+    settle_restyled(&mut fx);
     fx.writes.dedup();
     if memo {
         MEMO.with(|m| {
@@ -544,12 +549,16 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
 
     match name.as_str() {
         "sed" | "perl" => {
-            let edit = if name == "sed" { sed_in_place(&args) } else { perl_in_place(&args) };
-            if let Some(files) = edit {
+            let edit = if name == "sed" { sed_in_place(&args) } else { perl_in_place(&args).map(|f| (f, vec![None])) };
+            if let Some((files, scripts)) = edit {
                 if files.is_empty() {
                     fx.writes.push(format!("({name} -i)"));
                 }
-                fx.writes.extend(files);
+                if !files.is_empty() && !scripts.is_empty() && scripts.iter().all(|s| s.as_deref().is_some_and(swaps_quotes)) {
+                    fx.restyled.extend(files);
+                } else {
+                    fx.writes.extend(files);
+                }
             }
         }
         "tee" => {
@@ -892,9 +901,11 @@ fn py_path(node: Node<'_>, src: &str, names: &PyNames<'_>) -> Option<String> {
 }
 
 /// `sed`'s files when it edits in place (GNU `-i[SUFFIX]`, `--in-place[=SUFFIX]`, BSD
-/// `-i SUFFIX` with the suffix its own word, `''` included); None when it does not.
-fn sed_in_place(args: &[String]) -> Option<Vec<String>> {
-    let (mut in_place, mut script_given, mut options) = (false, false, true);
+/// `-i SUFFIX` with the suffix its own word, `''` included), with its scripts (`None`: a script
+/// file); None when it does not edit in place.
+fn sed_in_place(args: &[String]) -> Option<(Vec<String>, Vec<Option<String>>)> {
+    let (mut in_place, mut options) = (false, true);
+    let mut scripts: Vec<Option<String>> = Vec::new();
     let mut operands = Vec::new();
     let mut i = 0;
     while let Some(a) = args.get(i) {
@@ -912,7 +923,8 @@ fn sed_in_place(args: &[String]) -> Option<Vec<String>> {
             match name {
                 "in-place" => in_place = true,
                 "expression" | "file" => {
-                    script_given = true;
+                    let script = value.map(ToString::to_string).or_else(|| args.get(i).cloned());
+                    scripts.push(script.filter(|_| name == "expression"));
                     i += usize::from(value.is_none());
                 }
                 "line-length" => i += usize::from(value.is_none()),
@@ -934,7 +946,8 @@ fn sed_in_place(args: &[String]) -> Option<Vec<String>> {
                     break;
                 }
                 'e' | 'f' => {
-                    script_given = true;
+                    let script = if last { args.get(i).cloned() } else { Some(flags[k + 1..].to_string()) };
+                    scripts.push(script.filter(|_| c == 'e'));
                     i += usize::from(last);
                     break;
                 }
@@ -946,7 +959,35 @@ fn sed_in_place(args: &[String]) -> Option<Vec<String>> {
             }
         }
     }
-    in_place.then(|| operands.into_iter().skip(usize::from(!script_given)).collect())
+    if scripts.is_empty() && !operands.is_empty() {
+        scripts.push(Some(operands.remove(0)));
+    }
+    in_place.then_some((operands, scripts))
+}
+
+/// A `sed` script of substitutions that each only swap `'` and `"` (`s/"%s"/'%s'/g`): in the
+/// languages agents edit, a change of quoting style, not of behaviour.
+fn swaps_quotes(script: &str) -> bool {
+    let strip = |x: &str| x.replace(['\'', '"'], "");
+    let subs: Vec<&str> = script.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()).collect();
+    !subs.is_empty()
+        && subs.iter().all(|sub| {
+            let mut chars = sub.chars();
+            let (Some('s'), Some(d)) = (chars.next(), chars.next()) else { return false };
+            if d.is_alphanumeric() || d == '\\' || d.is_whitespace() {
+                return false;
+            }
+            let parts: Vec<&str> = chars.as_str().split(d).collect();
+            matches!(parts.as_slice(), [from, to, flags] if from != to && strip(from) == strip(to) && flags.chars().all(|f| f.is_ascii_alphanumeric()))
+        })
+}
+
+/// Files only restyled (`restyled`) that nothing else in the command wrote are writes too;
+/// one written otherwise as well was changed, not restyled.
+fn settle_restyled(fx: &mut ShellEffects) {
+    fx.restyled.retain(|r| !fx.writes.contains(r));
+    fx.restyled.dedup();
+    fx.writes.extend(fx.restyled.iter().cloned());
 }
 
 fn is_backup_suffix(word: &str) -> bool {
@@ -1229,6 +1270,26 @@ mod tests {
         assert_eq!(writes("sed --in-place=.bak --expression='s/a/b/' src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i -f fix.sed src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i"), ["(sed -i)"]);
+    }
+
+    #[test]
+    fn an_edit_that_only_swaps_quote_characters_restyles_its_file() {
+        let fx = analyse("sed -i \"s/\\\"%s__pk\\\"/'%s__pk'/\" a/filters.py\nsed -i -e \"s/{'x': 1}/{\\\"x\\\": 1}/g\" a/filters.py");
+        assert_eq!(fx.writes, ["a/filters.py"]);
+        assert_eq!(fx.restyled, ["a/filters.py"]);
+        // Anything else in the script, or another edit of the file, is a change.
+        for c in [
+            "sed -i \"s/'a'/'b'/\" f.py",
+            "sed -i \"s/'a'/\\\"a\\\"/; s/x/y/\" f.py",
+            "sed -i 's/  x/x/' f.py",
+            "sed -i -f fix.sed f.py",
+            "sed -i \"s/'a'/\\\"a\\\"/\" f.py && echo 1 >> f.py",
+            "sed -i 's/\\/a/\\/b/' f.py",
+        ] {
+            let fx = analyse(c);
+            assert_eq!(fx.writes, ["f.py"], "{c}");
+            assert!(fx.restyled.is_empty(), "{c}");
+        }
     }
 
     #[test]

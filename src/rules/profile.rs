@@ -55,6 +55,10 @@ pub struct RawProfile {
     pub final_reply_is_answer: Option<bool>,
     #[serde(default)]
     pub writes_show_their_effect: Option<bool>,
+    /// The shell's continuation prompt as the harness's terminal shows it (bash's PS2, `> `),
+    /// for harnesses that type keystrokes into a live terminal and show its screen back.
+    #[serde(default)]
+    pub continuation_prompt: Option<String>,
     #[serde(default)]
     pub phrases: RawPhrases,
     #[serde(default)]
@@ -92,6 +96,7 @@ impl RawProfile {
             && self.step_limit.is_none()
             && self.final_reply_is_answer.is_none()
             && self.writes_show_their_effect.is_none()
+            && self.continuation_prompt.is_none()
     }
 
     /// The raw entries of one interpretation table.
@@ -124,6 +129,8 @@ pub struct RawPhrases {
     pub asks_for_details: Vec<Spanned<String>>,
     #[serde(default)]
     pub declines: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub cannot_check: Vec<Spanned<String>>,
     #[serde(default)]
     pub proposes: Vec<Spanned<String>>,
     #[serde(default)]
@@ -300,6 +307,9 @@ pub struct Profile {
     pub asks_for_details: Phrases,
     /// The agent telling the user it will not or cannot do what was asked.
     pub declines: Phrases,
+    /// The agent saying it cannot check its change (the check needs a platform, a service or a
+    /// backend it does not have): a check it ran before saying so did not cover the change.
+    pub cannot_check: Phrases,
     /// The agent asking for a go-ahead to a change ("would you like me to", "shall I proceed"),
     /// which a request for details in the same reply does not undo.
     pub proposes: Phrases,
@@ -313,6 +323,10 @@ pub struct Profile {
     /// Every mutating call's result shows the state it left (tool-calling domains): a change is
     /// checked by its own result, so `unverified` does not apply.
     pub writes_show_their_effect: bool,
+    /// A command the terminal echoes after this prompt, and never after the shell's own prompt,
+    /// was typed into a construct left open (a here-doc without its end, an open quote): it
+    /// never ran as a command.
+    pub continuation_prompt: Option<String>,
     pub plan: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
@@ -389,11 +403,13 @@ impl Profile {
             asks_for_human: phrases(&|r| &r.phrases.asks_for_human)?,
             asks_for_details: phrases(&|r| &r.phrases.asks_for_details)?,
             declines: phrases(&|r| &r.phrases.declines)?,
+            cannot_check: phrases(&|r| &r.phrases.cannot_check)?,
             proposes: phrases(&|r| &r.phrases.proposes)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
             broken_verifier: phrases(&|r| &r.phrases.broken_verifier)?,
             writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
+            continuation_prompt: layers.iter().rev().find_map(|(_, _, r)| r.continuation_prompt.clone()),
             plan: phrases(&|r| &r.phrases.plan)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
             api_error: phrases(&|r| &r.phrases.api_error)?,
