@@ -7,6 +7,13 @@ stratified sample per source. Writes accuracy/candidates.csv: one row per trajec
 with the paths fetch.sh must materialize for it. Run once; the labels are written by reading.
 
   python3 accuracy/choose.py --mirror /work/.mirror
+
+A second wave (`--wave 2`) appends to candidates.csv without touching the first: more
+mini-swe-agent SWE-bench failures (the first wave's 30 gave only 3 `regressed` and 12
+`unverified` labels, too few to measure a flag) and a SWE-bench run of another harness
+(Vorflux), drawn with the same seeded, stratified sampler from what the first wave left.
+
+  python3 accuracy/choose.py --mirror /work/.mirror --wave 2
 """
 import argparse
 import csv
@@ -25,6 +32,7 @@ SOURCES = {
     "tb-leaderboard": ("laude-institute/terminal-bench-leaderboard", "8e1925a3"),
     "harbor-jobs": ("refreshdotdev/harbor-trajectories", "22dafa6"),
     "agentrx": ("microsoft/AgentRx", "f228165b"),
+    "vorflux-swebench": ("piyushhhxyz/vorflux-swe-benchmarks", "9e2acad9"),
 }
 
 
@@ -42,9 +50,9 @@ def show(mirror, repo, commit, path):
     return git(mirror, repo, "show", f"{commit}:{path}")
 
 
-def sample(rows, n, key):
+def sample(rows, n, key, seed=SEED):
     """Seeded, stratified by `key`: round-robin over strata so every stratum is represented."""
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     strata = defaultdict(list)
     for r in rows:
         strata[key(r)].append(r)
@@ -60,7 +68,7 @@ def sample(rows, n, key):
     return out
 
 
-def mini_swebench(m):
+def mini_swebench(m, n=30, skip=(), seed=SEED):
     repo, commit = SOURCES["mini-swebench"]
     base = "swebench_results/20251118_gemini-3-pro-74pct"
     failed = []
@@ -72,9 +80,28 @@ def mini_swebench(m):
     rows = [
         dict(source="mini-swebench", family="mini-swe-agent/swe-bench", task_id=i, trial="",
              path=f"{base}/trajs/{i}/{i}.traj.json", fetch=f"{base}/trajs/{i};{base}/logs/{i}")
-        for i in failed
+        for i in failed if i not in skip
     ]
-    return sample(rows, 30, key=lambda r: r["task_id"].split("__")[0])
+    return sample(rows, n, key=lambda r: r["task_id"].split("__")[0], seed=seed)
+
+
+def vorflux_swebench(m, n):
+    """Vorflux (Claude Opus coding, GPT reviewing) on SWE-bench Verified: one span file per
+    instance and the official `results.json`; a failure is an instance not in `resolved` whose
+    trace holds entries (some instances were never exported)."""
+    repo, commit = SOURCES["vorflux-swebench"]
+    base = "evaluation/verified/20250519_vorflux_opus46-code_gpt55h-review"
+    resolved = set(json.loads(show(m, repo, commit, f"{base}/results/results.json"))["resolved"])
+    rows = []
+    for p in ls(m, repo, commit, f"{base}/trajs"):
+        i = p.rsplit("/", 1)[-1].removesuffix(".json")
+        if not p.endswith(".json") or i in resolved:
+            continue
+        if not json.loads(show(m, repo, commit, p)).get("trajectory"):
+            continue
+        rows.append(dict(source="vorflux-swebench", family="vorflux/swe-bench", task_id=i, trial="", path=p,
+                         fetch=f"{p};{base}/patches/{i}.diff;{base}/results/results.json"))
+    return sample(rows, n, key=lambda r: r["task_id"].split("__")[0])
 
 
 def tb_leaderboard(m):
@@ -160,14 +187,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirror", required=True)
     ap.add_argument("--out", default=str(Path(__file__).parent / "candidates.csv"))
+    ap.add_argument("--wave", type=int, default=1)
     a = ap.parse_args()
-    rows = mini_swebench(a.mirror) + tb_leaderboard(a.mirror) + harbor_jobs(a.mirror) + agentrx(a.mirror)
+    fields = ["n", "source", "family", "repo", "commit", "path", "task_id", "trial", "fetch"]
+    if a.wave == 1:
+        rows, first = mini_swebench(a.mirror) + tb_leaderboard(a.mirror) + harbor_jobs(a.mirror) + agentrx(a.mirror), 1
+    else:
+        have = list(csv.DictReader(open(a.out)))
+        drawn = {r["task_id"] for r in have if r["source"] == "mini-swebench"}
+        rows = mini_swebench(a.mirror, 20, skip=drawn, seed=SEED + 1) + vorflux_swebench(a.mirror, 16)
+        first = len(have) + 1
     for i, r in enumerate(rows):
-        r["n"] = i + 1
+        r["n"] = first + i
         r["repo"], r["commit"] = SOURCES[r["source"]]
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["n", "source", "family", "repo", "commit", "path", "task_id", "trial", "fetch"])
-        w.writeheader()
+    with open(a.out, "w" if a.wave == 1 else "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        if a.wave == 1:
+            w.writeheader()
         w.writerows(rows)
     fams = defaultdict(int)
     for r in rows:

@@ -22,6 +22,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ACC = ROOT / "accuracy"
 FLAGS = ["unverified", "regressed", "false_done", "edited_tests"]
+# Which classes carry each flag (DESIGN.md's classes table and decisions on hard cases; the
+# labels' README): a label with a flag its primary class does not carry breaks the schema.
+CARRIED_BY = {
+    "unverified": {"worked_then_wrong"},
+    "edited_tests": {"worked_then_wrong"},
+    "regressed": {"worked_then_wrong", "early_resignation"},
+    "false_done": {"worked_then_wrong", "early_resignation"},
+}
+
+
+def schema_errors(labels):
+    """Labels that set a flag their primary class does not carry: said in the report, not scored."""
+    out = []
+    for lab in labels:
+        for fl in (x for x in lab["flags"].split(";") if x):
+            if fl in CARRIED_BY and lab["primary"] not in CARRIED_BY[fl]:
+                out.append(f"n={lab['n']}: `{fl}` with primary {lab['primary']}")
+    return out
 # The classes in precedence order, as the taxonomy coroner runs with defines them.
 CLASSES = tomllib.load(open(ROOT / "rules/taxonomy.toml", "rb"))["precedence"]
 
@@ -52,6 +70,7 @@ def classify(coroner, tmp):
         "tb-leaderboard": [],
         "harbor-jobs": [],
         "agentrx": ["--verdicts", str(magentic_verdicts(tmp))],
+        "vorflux-swebench": [],
     }
     out = {}
     for source, extra in plans.items():
@@ -118,19 +137,31 @@ def spotcheck(coroner, pairs, tmp, name):
     return json.loads(r.stdout)
 
 
-def flag_scores(pairs):
+def flag_scores(pairs, carried=True):
+    """Per flag: (flag, both, coroner only, label only, precision, recall, n scored, the n's of
+    each kind of miss). With `carried`, over the trajectories whose labelled primary class carries
+    the flag: elsewhere the label says nothing of it, and a disagreement on the class is counted
+    once, in the kappa."""
     rows = []
     for f in FLAGS:
-        tp = fp = fn = 0
+        tp = fp = fn = scored = 0
+        only_c, only_l = [], []
         for lab, v in pairs:
+            if carried and lab["primary"] not in CARRIED_BY[f]:
+                continue
+            scored += 1
             h = f in lab["flags"].split(";")
             m = f in v.get("flags", [])
             tp += h and m
             fp += m and not h
             fn += h and not m
+            if m and not h:
+                only_c.append(lab["n"])
+            if h and not m:
+                only_l.append(lab["n"])
         p = tp / (tp + fp) if tp + fp else None
         r = tp / (tp + fn) if tp + fn else None
-        rows.append((f, tp, fp, fn, p, r))
+        rows.append((f, tp, fp, fn, p, r, scored, only_c, only_l))
     return rows
 
 
@@ -159,6 +190,7 @@ def main():
     labels = [r for r in csv.DictReader(open(ACC / "labels.csv"))]
     skipped = [r for r in labels if r["primary"] == "skip"]
     labels = [r for r in labels if r["primary"] != "skip"]
+    uncarried = schema_errors(labels)
     with tempfile.TemporaryDirectory() as tmp:
         verdicts = classify(a.coroner, tmp)
         pairs, missing = join(labels, verdicts)
@@ -230,11 +262,21 @@ def main():
         cells = [str(sum(1 for lab, v in pairs if lab["primary"] == r and machine(v) == c) or "") for c in cols]
         w.append(f"| {r} | " + " | ".join(cells) + " |")
     w.append("\n## Flags\n")
-    w.append("Over every labelled trajectory: a flag counts when the labeller set it, and when coroner did.\n")
-    w.append("| flag | both | coroner only | label only | precision | recall |")
-    w.append("|---|---|---|---|---|---|")
-    for f, tp, fp, fn, p, r in flags:
-        w.append(f"| {f} | {tp} | {fp} | {fn} | {pct(p)} | {pct(r)} |")
+    w.append(
+        "A flag is a sub-flag of the classes that carry it (`unverified` and `edited_tests`: worked_then_wrong; "
+        "`regressed` and `false_done`: worked_then_wrong and early_resignation, DESIGN.md), and the labels set it only "
+        "there (`accuracy/README.md`). So each flag is scored over the trajectories whose labelled primary class "
+        "carries it: elsewhere the label says nothing of it, and a disagreement on the class is counted once, in the "
+        "kappa. A flag counts when the labeller set it, and when coroner did.\n"
+    )
+    w.append("| flag | scored on | both | coroner only | label only | precision | recall | coroner only (n) | label only (n) |")
+    w.append("|---|---|---|---|---|---|---|---|---|")
+    for f, tp, fp, fn, p, r, scored, oc, ol in flags:
+        w.append(f"| {f} | {scored} | {tp} | {fp} | {fn} | {pct(p)} | {pct(r)} | {', '.join(oc)} | {', '.join(ol)} |")
+    if uncarried:
+        w.append("\nLabels that set a flag their primary class does not carry (not scored above): " + "; ".join(uncarried) + ".\n")
+    w.append("\nOver every labelled trajectory, whatever its class (coroner's flags on a class it got wrong count against it): "
+             + "; ".join(f"{f} {pct(p)}/{pct(r)}" for f, _, _, _, p, r, *_ in flag_scores(pairs, carried=False)) + " (precision/recall).")
     w.append("\n## The whole SWE-bench run\n")
     w.append(
         f"mini-swe-agent 1.15 + Gemini 3 Pro on SWE-bench Verified (`{swe_source}`): "

@@ -630,7 +630,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         });
         f.class("early_resignation", e);
         undone_flag(t, acts, changes, f, false);
-        claimed_done(t, p, f);
+        claimed_done(t, acts, p, f);
         return;
     }
     // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
@@ -648,7 +648,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             super::shell::unquote(target)
         ));
         f.class("early_resignation", e);
-        claimed_done(t, p, f);
+        claimed_done(t, acts, p, f);
         return;
     }
     // With a user in the loop: it told the user it cannot do what was just asked, with no call
@@ -786,7 +786,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             regressed_check(t, acts, changes, f);
         }
     }
-    claimed_done(t, p, f);
+    claimed_done(t, acts, p, f);
     if let Some(file) = m.test_files_changed.first()
         && let Some(a) = acts
             .iter()
@@ -999,8 +999,9 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
 }
 
 /// `false_done`: its last words claim success (the final reply, with the reply before a bare
-/// submission, and what it submitted on answer tasks).
-fn claimed_done(t: &Trajectory, p: &Profile, f: &mut Findings) {
+/// submission, and what it submitted on answer tasks), or it finished again after its harness
+/// asked it to confirm that the task is complete (terminus's `mark_task_complete`).
+fn claimed_done(t: &Trajectory, acts: &[Action<'_>], p: &Profile, f: &mut Findings) {
     let Some(step) = final_reply(t) else { return };
     let mut candidates: Vec<(&crate::model::Step, String)> = vec![(step, final_text(step))];
     if let Some(prev) = reply_before(t, step.index as usize) {
@@ -1017,6 +1018,20 @@ fn claimed_done(t: &Trajectory, p: &Profile, f: &mut Findings) {
             }
             return;
         }
+    }
+    // The harness asked it to confirm that the task is complete, and it finished again: a
+    // declaration, whatever its last words were.
+    if let Some(a) = acts.last().filter(|a| a.finish && a.ok != Some(false))
+        && let Some((asked, q)) = acts.iter().rev().skip(1).filter(|b| b.finish).find_map(|b| {
+            let r = b.result_step.map_or(b.at.step, |s| s) as usize;
+            t.steps.get(r).and_then(|s| {
+                s.tool_results.iter().find_map(|x| p.confirms_finish.find(&x.output).map(|m| (r, window(&x.output, m.range()))))
+            })
+        })
+    {
+        let mut e = on_steps(t, "flag-false-done", "false_done", vec![u32::try_from(asked).unwrap_or(u32::MAX), a.at.step], q);
+        e.detail = Some(format!("asked to confirm that the task is complete, it called `{}` again", a.name));
+        f.flag("false_done", e);
     }
 }
 

@@ -132,6 +132,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub cannot_check: Vec<Spanned<String>>,
     #[serde(default)]
+    pub confirms_finish: Vec<Spanned<String>>,
+    #[serde(default)]
     pub proposes: Vec<Spanned<String>>,
     #[serde(default)]
     pub user_ends: Vec<Spanned<String>>,
@@ -310,6 +312,10 @@ pub struct Profile {
     /// The agent saying it cannot check its change (the check needs a platform, a service or a
     /// backend it does not have): a check it ran before saying so did not cover the change.
     pub cannot_check: Phrases,
+    /// The harness asking the agent to confirm that its task is complete before it ends the run
+    /// (terminus: "Are you sure you want to mark the task as complete?"): finishing after it is
+    /// the agent declaring the task complete, not a bare hand-in.
+    pub confirms_finish: Phrases,
     /// The agent asking for a go-ahead to a change ("would you like me to", "shall I proceed"),
     /// which a request for details in the same reply does not undo.
     pub proposes: Phrases,
@@ -404,6 +410,7 @@ impl Profile {
             asks_for_details: phrases(&|r| &r.phrases.asks_for_details)?,
             declines: phrases(&|r| &r.phrases.declines)?,
             cannot_check: phrases(&|r| &r.phrases.cannot_check)?,
+            confirms_finish: phrases(&|r| &r.phrases.confirms_finish)?,
             proposes: phrases(&|r| &r.phrases.proposes)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
