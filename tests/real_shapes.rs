@@ -71,7 +71,7 @@ fn swebench_fix_undone_with_git_checkout_then_an_empty_patch_is_early_resignatio
     assert!(r.detail.as_deref().unwrap().contains("pkg/discover.py"), "{:?}", r.detail);
     let d = evidence(&v, "flag-false-done");
     assert_eq!(d.steps, [12]);
-    assert!(d.excerpt.contains("I am confident the fix is complete"), "{}", d.excerpt);
+    assert!(d.excerpt.contains("with it all 5 tests passed"), "{}", d.excerpt);
     assert!(!v.flags.iter().any(|f| f == "unverified" || f == "edited_tests"));
 }
 
@@ -270,6 +270,34 @@ fn harbor_checks_typed_into_an_open_here_doc_never_ran_so_the_change_is_unverifi
     assert_eq!(e.excerpt, "sed -i 's/1.5.3/1.5.4/' release.py");
     let w = evidence(&v, "worked-progress-then-failed");
     assert!(w.detail.as_deref().unwrap().ends_with("no check ran"), "{:?}", w.detail);
+}
+
+/// A Vorflux session closes with its claim after the diff, pasted again after each reviewer
+/// call, and the harness flushes its memory store between and after the agent's turns. The
+/// memory flush is not the agent's (no looping, no change), a stash popped in the same command
+/// undoes nothing (no regressed), and the closing reply's claim is false_done.
+#[test]
+fn vorflux_memory_flush_and_a_stash_round_trip_are_not_the_agents_work() {
+    let (t, v) = one("vorflux", "acme__widgets-4021");
+    assert_eq!(t.harness, "vorflux");
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed);
+    let flushes = t
+        .steps
+        .iter()
+        .flat_map(|s| &s.tool_calls)
+        .filter(|c| c.arguments["command"].as_str().is_some_and(|c| c.contains("/memory")))
+        .count();
+    assert_eq!(flushes, 10, "the sample holds the harness's memory flush");
+
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(w.excerpt, "/code/acme/widgets/widgets/forms.py");
+    assert!(w.detail.as_deref().unwrap().starts_with("changed /code/acme/widgets/widgets/forms.py;"), "{:?}", w.detail);
+    let d = evidence(&v, "flag-false-done");
+    assert!(d.excerpt.contains("all pass except 1 pre-existing"), "{}", d.excerpt);
+    assert_eq!(t.steps[d.steps[0] as usize].role, Role::Assistant);
+    assert!(t.steps[d.steps[0] as usize].text.starts_with("Here's the final diff:"));
 }
 
 /// A Terminal-Bench run kept only its run-level results.json (real leaderboard submissions of

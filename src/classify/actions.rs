@@ -76,6 +76,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // (agents run `python reproduce.py` many times) and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     t.calls()
+        // The harness's own commands are not the agent's actions.
+        .filter(|(_, call)| {
+            !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
+        })
         .map(|(at, call)| {
             let (result_step, result) = match results.get(&at) {
                 Some((s, r)) => (Some(*s), Some(*r)),
@@ -161,6 +165,15 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             }
             if a.verification.is_some() {
                 a.passed = result.and_then(check_passed);
+            }
+            if !p.outside_dirs.is_empty() {
+                let outside = |w: &String| {
+                    p.outside_dirs.iter().any(|d| w.strip_prefix(d.as_str()).is_some_and(|r| r.is_empty() || r.starts_with('/')))
+                };
+                a.writes.retain(|w| !outside(w));
+                a.deletes.retain(|w| !outside(w));
+                a.reverts.retain(|w| !outside(w));
+                a.misfired.retain(|w| !outside(w));
             }
             a
         })

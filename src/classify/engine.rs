@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::actions::{Action, actions};
 use super::changes::{self, Changes};
 use super::dialogue;
-use super::mechanics::{self, final_reply, final_text, reply_before};
+use super::mechanics::{self, final_reply, final_text};
 use super::oracle::{LoadedRegistry, Oracle};
 use crate::model::{Evidence, FinalMessage, Mechanics, OutcomeStatus, Role, TerminationKind, Trajectory, Verdict};
 use crate::registry::Knowledge;
@@ -630,7 +630,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         });
         f.class("early_resignation", e);
         undone_flag(t, acts, changes, f, false);
-        claimed_done(t, acts, p, f);
+        claimed_done(t, acts, changes, p, f);
         return;
     }
     // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
@@ -648,7 +648,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             super::shell::unquote(target)
         ));
         f.class("early_resignation", e);
-        claimed_done(t, acts, p, f);
+        claimed_done(t, acts, changes, p, f);
         return;
     }
     // With a user in the loop: it told the user it cannot do what was just asked, with no call
@@ -701,7 +701,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     let last_mut = changes.last();
     let answered =
         p.task_kind == "answer" && (t.submission.as_deref().is_some_and(|s| !s.trim().is_empty()) || acts.iter().any(|a| a.finish));
-    let last_check = acts.iter().rposition(checks);
+    let last_check = acts.iter().rposition(|b| checks(b) || runs_the_package(b, &changes.files));
     let evidence = match last_mut {
         Some(i) => {
             let a = &acts[i];
@@ -745,6 +745,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
                 .verification
                 .clone()
                 .or_else(|| a.runs.first().map(|r| if r == "-" { "an inline program".to_string() } else { format!("running {r}") }))
+                .or_else(|| a.command.as_deref().map(|c| format!("`{}`", head(c).lines().next().unwrap_or(""))))
                 .unwrap_or_default();
             let result = match a.passed {
                 Some(true) => "passed",
@@ -786,7 +787,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             regressed_check(t, acts, changes, f);
         }
     }
-    claimed_done(t, acts, p, f);
+    claimed_done(t, acts, changes, p, f);
     if let Some(file) = m.test_files_changed.first()
         && let Some(a) = acts
             .iter()
@@ -929,8 +930,9 @@ fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
     saved.is_some_and(|m| acts[m + 1..k].iter().any(checks))
 }
 
-/// A command that runs the tool of the package it changed (`sphinx-build` after a change to
-/// `sphinx/writers/latex.py`, `pylint` after `pylint/lint/run.py`): the agent looking at what its
+/// A command that runs the tool of the package it changed (`sphinx-build` or `python -m
+/// sphinx.cmd.build` after a change to `sphinx/writers/latex.py`, `pylint` after
+/// `pylint/lint/run.py`): the agent looking at what its
 /// change does through the program's own entry point.
 fn runs_the_package(b: &Action<'_>, files: &[String]) -> bool {
     const GENERIC: &[&str] = &["src", "lib", "libs", "app", "bin", "scripts", "tests", "test", "docs", "doc", "tools", "pkg"];
@@ -941,9 +943,15 @@ fn runs_the_package(b: &Action<'_>, files: &[String]) -> bool {
         .filter_map(|f| f.trim_start_matches("./").split_once('/').map(|(top, _)| top))
         .filter(|top| top.len() >= 3 && !GENERIC.contains(top))
         .collect();
-    commands.iter().filter_map(|words| words.first()).any(|w| {
+    commands.iter().any(|words| {
+        let Some(w) = words.first() else { return false };
         let prog = w.rsplit('/').next().unwrap_or(w);
-        packages.iter().any(|p| prog == *p || prog.strip_prefix(p).is_some_and(|rest| rest.starts_with(['-', '_'])))
+        // `python -m sphinx.cmd.build`: the package's module run as a program.
+        let module = (prog.starts_with("python"))
+            .then(|| words.iter().position(|a| *a == "-m").and_then(|i| words.get(i + 1)))
+            .flatten()
+            .map(|m| m.split('.').next().unwrap_or(m));
+        packages.iter().any(|p| prog == *p || prog.strip_prefix(p).is_some_and(|rest| rest.starts_with(['-', '_'])) || module == Some(*p))
     })
 }
 
@@ -998,16 +1006,18 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
     }
 }
 
-/// `false_done`: its last words claim success (the final reply, with the reply before a bare
-/// submission, and what it submitted on answer tasks), or it finished again after its harness
-/// asked it to confirm that the task is complete (terminus's `mark_task_complete`).
-fn claimed_done(t: &Trajectory, acts: &[Action<'_>], p: &Profile, f: &mut Findings) {
-    let Some(step) = final_reply(t) else { return };
-    let mut candidates: Vec<(&crate::model::Step, String)> = vec![(step, final_text(step))];
-    if let Some(prev) = reply_before(t, step.index as usize) {
-        candidates.push((prev, final_text(prev)));
-    }
-    for (s, text) in candidates {
+/// `false_done`: its last words claim success: its closing replies (the prose of its last
+/// replies since its last change, at most [`CLOSING_REPLIES`] of them: a harness may close with
+/// the diff pasted again, or with housekeeping calls, after the words that claim), with what it
+/// submitted on answer tasks; or it finished again after its harness asked it to confirm that the
+/// task is complete (terminus's `mark_task_complete`).
+/// How many of its closing replies are its last words.
+const CLOSING_REPLIES: usize = 3;
+
+fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
+    let since = changes.last().map_or(0, |i| acts[i].at.step as usize);
+    for s in super::mechanics::closing_replies(t, since).take(CLOSING_REPLIES) {
+        let text = final_text(s);
         if p.resignation.is_match(&text) {
             return;
         }

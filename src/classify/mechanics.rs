@@ -19,6 +19,35 @@ pub fn reply_before(t: &Trajectory, end: usize) -> Option<&Step> {
     t.steps[..end.min(t.steps.len())].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())
 }
 
+/// The main agent's replies with words in them, from the last back to step `since` (not before
+/// it): a reply that only calls tools, or only pastes code or a diff, says nothing.
+pub fn closing_replies(t: &Trajectory, since: usize) -> impl Iterator<Item = &Step> {
+    t.steps[since.min(t.steps.len())..]
+        .iter()
+        .rev()
+        .filter(|s| s.role == Role::Assistant && s.is_main_agent())
+        .filter(|s| has_prose(&final_text(s)))
+}
+
+/// Whether `text` says something outside its fenced code blocks, beyond one line that only
+/// introduces them ("Here's the final diff:").
+fn has_prose(text: &str) -> bool {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && !line.trim().is_empty() {
+            lines.push(line.trim());
+        }
+    }
+    match lines.as_slice() {
+        [] => false,
+        [one] => !one.ends_with(':'),
+        _ => true,
+    }
+}
+
 /// The text a final reply says things with: its text and the message of a finish call.
 #[must_use]
 pub fn final_text(step: &Step) -> String {

@@ -48,6 +48,9 @@ pub struct ShellEffects {
     /// Files whose every edit in the command only swapped one quote character for the other
     /// (`sed -i "s/\"%s\"/'%s'/" f.py`): restyled, not changed. Also in `writes`.
     pub restyled: Vec<String>,
+    /// `git stash` pushes less pops in the command: one that stashes and pops again
+    /// (`git stash && pytest && git stash pop`) puts nothing back.
+    pub stash_depth: i32,
 }
 
 impl ShellEffects {
@@ -148,6 +151,8 @@ fn analyse_all(command: &str) -> ShellEffects {
     let mut fx = ShellEffects::default();
     analyse_into(command, &mut fx, 0);
     settle_restyled(&mut fx);
+    settle_stash(&mut fx);
+    settle_cd(command, &mut fx);
     fx.writes.dedup();
     if memo {
         MEMO.with(|m| {
@@ -639,8 +644,14 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
                         fx.reverts.extend(files.iter().map(|f| (*f).to_string()));
                     }
                 }
-                Some(&"stash") if positional.get(1).is_some_and(|s| *s == "pop" || *s == "apply") => fx.writes.push("(git stash)".into()),
-                Some(&"stash") if positional.get(1).is_none_or(|s| *s == "push" || *s == "save") => fx.reverts.push("*".into()),
+                Some(&"stash") if positional.get(1).is_some_and(|s| *s == "pop" || *s == "apply") => {
+                    fx.writes.push("(git stash)".into());
+                    fx.stash_depth -= 1;
+                }
+                Some(&"stash") if positional.get(1).is_none_or(|s| *s == "push" || *s == "save") => {
+                    fx.reverts.push("*".into());
+                    fx.stash_depth += 1;
+                }
                 Some(&"reset") if has("--hard") => {
                     fx.writes.push("(git reset --hard)".into());
                     fx.reverts.push("*".into());
@@ -982,6 +993,36 @@ fn swaps_quotes(script: &str) -> bool {
         })
 }
 
+/// A command that starts by going out of the workspace (`cd /var/tmp/t && rm -f out.dot`) and
+/// goes nowhere else writes its relative names there.
+fn settle_cd(command: &str, fx: &mut ShellEffects) {
+    let Some(rest) = command.trim_start().strip_prefix("cd ") else { return };
+    let Some(end) = rest.find(['&', ';', '\n']) else { return };
+    let dir = unquote(rest[..end].trim());
+    if !outside_workspace(&dir) || rest[end..].contains("cd ") {
+        return;
+    }
+    for w in fx.writes.iter_mut().chain(fx.deletes.iter_mut()).filter(|w| !w.starts_with(['/', '(', '~', '$'])) {
+        *w = format!("{dir}/{w}");
+    }
+}
+
+/// A command that stashes its changes and pops them again (to compare a test run on the
+/// original code) leaves the tree as it was: neither an undo nor a change.
+fn settle_stash(fx: &mut ShellEffects) {
+    let pushes = fx.reverts.iter().filter(|r| *r == "*").count();
+    if fx.stash_depth <= 0 && pushes > 0 && fx.writes.iter().any(|w| w == "(git stash)") {
+        let mut popped = 0;
+        fx.reverts.retain(|r| {
+            r != "*" || {
+                popped += 1;
+                popped > 1
+            }
+        });
+        fx.writes.retain(|w| w != "(git stash)");
+    }
+}
+
 /// Files only restyled (`restyled`) that nothing else in the command wrote are writes too;
 /// one written otherwise as well was changed, not restyled.
 fn settle_restyled(fx: &mut ShellEffects) {
@@ -1270,6 +1311,24 @@ mod tests {
         assert_eq!(writes("sed --in-place=.bak --expression='s/a/b/' src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i -f fix.sed src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i"), ["(sed -i)"]);
+    }
+
+    #[test]
+    fn relative_writes_after_a_cd_out_of_the_workspace_are_outside_it() {
+        assert!(writes("cd /var/tmp/pyreverse_test && rm -f classes.dot").is_empty());
+        assert!(writes("cd /tmp/t && python gen.py > out.txt").is_empty());
+        // Gone elsewhere again: where each name lands is not followed.
+        assert_eq!(writes("cd /tmp/t && rm a.txt; cd /repo && rm b.py"), ["b.py", "a.txt"]);
+        assert_eq!(writes("cd src && sed -i 's/a/b/' m.py"), ["m.py"]);
+    }
+
+    #[test]
+    fn a_stash_popped_again_in_the_same_command_undoes_nothing() {
+        let fx = analyse("git stash && python -m pytest tests/test_x.py -q && git stash pop");
+        assert!(fx.reverts.is_empty(), "{:?}", fx.reverts);
+        assert!(fx.writes.is_empty(), "{:?}", fx.writes);
+        assert_eq!(analyse("git stash").reverts, ["*"]);
+        assert_eq!(analyse("git stash pop").writes, ["(git stash)"]);
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct RawProfile {
     #[serde(default)]
     pub dynamic_namespaces: Vec<String>,
     #[serde(default)]
+    pub outside_dirs: Vec<String>,
+    #[serde(default)]
     pub tools: Vec<String>,
     #[serde(default)]
     pub step_limit: Option<u32>,
@@ -88,6 +90,7 @@ impl RawProfile {
             &self.finish_tools,
             &self.escalate_tools,
             &self.dynamic_namespaces,
+            &self.outside_dirs,
             &self.tools,
         ];
         lists.iter().all(|l| l.is_empty())
@@ -133,6 +136,8 @@ pub struct RawPhrases {
     pub cannot_check: Vec<Spanned<String>>,
     #[serde(default)]
     pub confirms_finish: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub own_commands: Vec<Spanned<String>>,
     #[serde(default)]
     pub proposes: Vec<Spanned<String>>,
     #[serde(default)]
@@ -294,6 +299,9 @@ pub struct Profile {
     pub escalate_tools: Vec<String>,
     pub finish_commands: Phrases,
     pub dynamic_namespaces: Vec<String>,
+    /// Directories outside the task's workspace in this harness (vorflux's `/memory` store):
+    /// writing there changes nothing the task is judged on, as writing to `/tmp` does not.
+    pub outside_dirs: Vec<String>,
     pub tools: Vec<String>,
     pub step_limit: Option<u32>,
     pub final_reply_is_answer: bool,
@@ -316,6 +324,9 @@ pub struct Profile {
     /// (terminus: "Are you sure you want to mark the task as complete?"): finishing after it is
     /// the agent declaring the task complete, not a bare hand-in.
     pub confirms_finish: Phrases,
+    /// Shell commands the harness runs by itself between the agent's turns (vorflux's memory
+    /// flush): not the agent's actions, so neither its work, nor its checks, nor its loops.
+    pub own_commands: Phrases,
     /// The agent asking for a go-ahead to a change ("would you like me to", "shall I proceed"),
     /// which a request for details in the same reply does not undo.
     pub proposes: Phrases,
@@ -399,6 +410,7 @@ impl Profile {
             escalate_tools: cat(&|r| &r.escalate_tools),
             finish_commands: phrases(&|r| &r.finish_commands)?,
             dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
+            outside_dirs: cat(&|r| &r.outside_dirs),
             tools: own.tools.clone(),
             step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
             final_reply_is_answer: layers.iter().rev().find_map(|(_, _, r)| r.final_reply_is_answer).unwrap_or(false),
@@ -411,6 +423,7 @@ impl Profile {
             declines: phrases(&|r| &r.phrases.declines)?,
             cannot_check: phrases(&|r| &r.phrases.cannot_check)?,
             confirms_finish: phrases(&|r| &r.phrases.confirms_finish)?,
+            own_commands: phrases(&|r| &r.phrases.own_commands)?,
             proposes: phrases(&|r| &r.phrases.proposes)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
