@@ -152,7 +152,16 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     a.command = Some(cmd);
                 }
             } else if p.mutate_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
-                a.writes = edited_paths(&call.arguments, call.raw_arguments.as_deref(), &p.path_arguments);
+                let paths = edited_paths(&call.arguments, call.raw_arguments.as_deref(), &p.path_arguments);
+                // A file an editor writes under /tmp is as much scratch as one a command writes.
+                a.writes = paths
+                    .iter()
+                    .filter(|w| !shell::outside_workspace(w) || t.workdir.as_deref().is_some_and(|d| w.starts_with(d)))
+                    .cloned()
+                    .collect();
+                if a.writes.is_empty() && !paths.is_empty() {
+                    return a;
+                }
                 if a.writes.is_empty() {
                     a.writes.push(format!("({})", call.name));
                 }

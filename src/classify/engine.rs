@@ -1006,17 +1006,14 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
     }
 }
 
-/// `false_done`: its last words claim success: its closing replies (the prose of its last
-/// replies since its last change, at most [`CLOSING_REPLIES`] of them: a harness may close with
-/// the diff pasted again, or with housekeeping calls, after the words that claim), with what it
-/// submitted on answer tasks; or it finished again after its harness asked it to confirm that the
-/// task is complete (terminus's `mark_task_complete`).
-/// How many of its closing replies are its last words.
-const CLOSING_REPLIES: usize = 3;
-
+/// `false_done`: its last words claim success: its closing replies (the replies with words in
+/// them since its last change, latest first, up to one that claims or gives up: a harness may
+/// close with the diff pasted again, or with housekeeping calls, after the words that claim),
+/// with what it submitted on answer tasks; or it finished again after its harness asked it to
+/// confirm that the task is complete (terminus's `mark_task_complete`).
 fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     let since = changes.last().map_or(0, |i| acts[i].at.step as usize);
-    for s in super::mechanics::closing_replies(t, since).take(CLOSING_REPLIES) {
+    for s in super::mechanics::closing_replies(t, since) {
         let text = final_text(s);
         if p.resignation.is_match(&text) {
             return;

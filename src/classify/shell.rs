@@ -257,7 +257,7 @@ enum Lang {
 }
 
 /// Writes that leave the workspace alone: scratch and device files.
-fn outside_workspace(path: &str) -> bool {
+pub(crate) fn outside_workspace(path: &str) -> bool {
     ["/tmp", "/var/tmp", "/dev", "$TMPDIR", "${TMPDIR}"]
         .iter()
         .any(|dir| path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
