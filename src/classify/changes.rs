@@ -117,10 +117,11 @@ impl Changes {
         self.patch.as_ref().is_none_or(|p| p.iter().any(|f| same_file(w, &f.path)))
     }
 
-    fn kept_files(&self, acts: &[Action<'_>]) -> Vec<String> {
+    /// `gone(i, w)`: action `i`'s write of `w` was put back and not redone.
+    fn kept_files(&self, acts: &[Action<'_>], gone: impl Fn(usize, &str) -> bool) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for (a, _) in acts.iter().zip(&self.matters).filter(|(_, m)| **m) {
-            for w in a.writes.iter().filter(|w| !opaque(w) && !self.created.contains(*w)) {
+        for (i, (a, _)) in acts.iter().zip(&self.matters).enumerate().filter(|(_, (_, m))| **m) {
+            for w in a.writes.iter().filter(|w| !opaque(w) && !self.created.contains(*w) && !gone(i, w)) {
                 let name = match &self.patch {
                     Some(p) => p.iter().find(|f| same_file(w, &f.path)).map_or_else(|| w.clone(), |f| f.path.clone()),
                     None => w.clone(),
@@ -176,7 +177,16 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     let changed: Vec<bool> =
         acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
     let matters: Vec<bool> = match &patch {
-        None => changed.clone(),
+        // Without a patch, a change stays unless a later action put its files back and nothing
+        // changed them again.
+        None => acts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut named = a.writes.iter().filter(|w| !opaque(w)).peekable();
+                changed[i] && (named.peek().is_none() || named.any(|w| !put_back(acts, &changed, i, w)))
+            })
+            .collect(),
         Some(p) => acts
             .iter()
             .map(|a| {
@@ -189,8 +199,22 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     };
     let undone = undone(acts, &changed, patch.as_deref(), &aside);
     let mut changes = Changes { patch, matters, created, undone, files: Vec::new() };
-    changes.files = changes.kept_files(acts);
+    let patched = changes.patch.is_some();
+    changes.files = changes.kept_files(acts, |i, w| !patched && put_back(acts, &changed, i, w));
     changes
+}
+
+/// Whether `i` or an action after it put `file` back (`git checkout -- f`, `git stash`, a backup
+/// restored; a command that edits, runs the tests and restores puts back its own edit) and no
+/// change after that wrote it again.
+fn put_back(acts: &[Action<'_>], changed: &[bool], i: usize, file: &str) -> bool {
+    let Some(r) = (i..acts.len()).rev().find(|&r| acts[r].reverts.iter().any(|f| f == "*" || same_file(file, f))) else {
+        return false;
+    };
+    let whole = !acts[r].reverts.iter().any(|f| f != "*" && same_file(file, f));
+    !(r + 1..acts.len()).any(|j| {
+        (changed[j] && acts[j].writes.iter().any(|w| same_file(w, file))) || (whole && acts[j].writes.iter().any(|w| w == "(git stash)"))
+    })
 }
 
 /// The first change that a later action put back and nothing redid.

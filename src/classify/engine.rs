@@ -633,6 +633,23 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         claimed_done(t, acts, changes, p, f);
         return;
     }
+    // No patch to read, but every change it made was put back (`git checkout -- f`, a stash
+    // never popped, a backup restored) and none was redone: the workspace it finished with holds
+    // none of its work, which DESIGN.md counts as nothing submitted (changes undone).
+    if finished
+        && t.submission.is_none()
+        && changes.last().is_none()
+        && let Some((_, revert, file)) = &changes.undone
+    {
+        let a = &acts[*revert];
+        let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head));
+        e.detail =
+            Some(format!("finished with none of its {} changes in place: it put {file} back and never redid it", m.successful_mutations));
+        f.class("early_resignation", e);
+        undone_flag(t, acts, changes, f, false);
+        claimed_done(t, acts, changes, p, f);
+        return;
+    }
     // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
     // meant to change changed, which DESIGN.md counts as an empty submission (never written to
     // the workspace).

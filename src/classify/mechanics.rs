@@ -136,8 +136,18 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profi
         .count();
     // The repository's own files among the changes that stay (not scratch files it made).
     let kept = &changes.files;
+    // Without a patch to show it was the repository's, a file the run only removed (one made
+    // before the record starts, like a scratch test a previous session left) is not shown changed.
+    let only_removed = |f: &str| {
+        changes.patch.is_none()
+            && acts
+                .iter()
+                .filter(|a| a.writes.iter().any(|w| super::changes::same_file(w, f)))
+                .all(|a| a.deletes.iter().any(|d| super::changes::same_file(d, f)))
+    };
     let changed = |pats: &crate::rules::profile::Phrases| -> Vec<String> {
-        let mut v: Vec<String> = kept.iter().filter(|f| pats.is_match(f) && changes.is_repository_file(f)).cloned().collect();
+        let mut v: Vec<String> =
+            kept.iter().filter(|f| pats.is_match(f) && changes.is_repository_file(f) && !only_removed(f)).cloned().collect();
         v.sort();
         v
     };
