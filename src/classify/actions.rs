@@ -26,9 +26,10 @@ pub struct Action<'t> {
     pub reverts: Vec<String>,
     /// Writes that went to a name a leaked escape mangled (`> app.py\\n`): meant, never landed.
     pub misfired: Vec<String>,
-    /// Every file it writes it only restyled (swapped quote characters): no check is owed
-    /// after it.
-    pub restyled: bool,
+    /// Every file it writes it only restyled (swapped quote characters) or pruned of debug output
+    /// it had put in itself (`sed -i '/DEBUG:/d'` after adding `print(f"DEBUG: ...")`): no
+    /// check is owed after it.
+    pub cosmetic: bool,
     /// Scripts it runs (`-`: a program given inline).
     pub runs: Vec<String>,
     /// It creates a file whole (a `create` command), rather than editing one.
@@ -75,12 +76,17 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // changes what it writes. What a script writes is worked out the first time it runs
     // (agents run `python reproduce.py` many times) and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
+    // What the agent typed so far (commands, editors' arguments): where debug output it takes
+    // out again was put in.
+    let mut typed: Vec<String> = Vec::new();
     t.calls()
         // The harness's own commands are not the agent's actions.
         .filter(|(_, call)| {
             !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
         })
         .map(|(at, call)| {
+            typed.push(call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string()));
+            let typed = &typed[..typed.len() - 1];
             let (result_step, result) = match results.get(&at) {
                 Some((s, r)) => (Some(*s), Some(*r)),
                 None => (None, None),
@@ -94,7 +100,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 deletes: Vec::new(),
                 reverts: Vec::new(),
                 misfired: Vec::new(),
-                restyled: false,
+                cosmetic: false,
                 runs: Vec::new(),
                 creates: false,
                 verification: None,
@@ -136,7 +142,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     for (p, body) in &fx.saved {
                         saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
                     }
-                    a.restyled = !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w));
+                    let own_debug = !fx.pruned_by.is_empty()
+                        && fx.pruned_by.iter().all(|pat| typed.iter().any(|earlier| debug_output_with(earlier, pat, p)));
+                    a.cosmetic =
+                        !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
                     a.writes = writes;
                     a.deletes = fx.deletes;
                     // Every file it writes is written whole: a count would let `> a.py` twice
@@ -187,6 +196,15 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             a
         })
         .collect()
+}
+
+/// Whether `earlier` holds `pat` on a line of debug output (a `print(`, `console.log(`, ...: the
+/// profile's `debug_output`): the agent put that line in itself.
+fn debug_output_with(earlier: &str, pat: &str, p: &Profile) -> bool {
+    earlier.match_indices(pat).any(|(i, _)| {
+        let start = earlier[..i].rfind(['\n']).map_or(0, |k| k + 1).max(earlier[..i].rfind("\\n").map_or(0, |k| k + 2));
+        p.debug_output.is_match(&earlier[start..i])
+    })
 }
 
 /// Whether the terminal screen of `step` shows the first line of `keystrokes` typed after the

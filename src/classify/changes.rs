@@ -104,7 +104,7 @@ impl Changes {
     pub fn last_code(&self, acts: &[Action<'_>], doc: impl Fn(&str) -> bool) -> Option<usize> {
         (0..acts.len()).rev().find(|&i| {
             self.matters[i]
-                && !acts[i].restyled
+                && !acts[i].cosmetic
                 && acts[i]
                     .writes
                     .iter()

@@ -48,6 +48,10 @@ pub struct ShellEffects {
     /// Files whose every edit in the command only swapped one quote character for the other
     /// (`sed -i "s/\"%s\"/'%s'/" f.py`): restyled, not changed. Also in `writes`.
     pub restyled: Vec<String>,
+    /// Files whose every edit in the command only deleted the lines matching patterns
+    /// (`sed -i '/DEBUG:/d' f.py`), with those patterns in `pruned_by`. Also in `writes`.
+    pub pruned: Vec<String>,
+    pub pruned_by: Vec<String>,
     /// `git stash` pushes less pops in the command: one that stashes and pops again
     /// (`git stash && pytest && git stash pop`) puts nothing back.
     pub stash_depth: i32,
@@ -559,8 +563,13 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
                 if files.is_empty() {
                     fx.writes.push(format!("({name} -i)"));
                 }
+                let deletes: Option<Vec<String>> =
+                    scripts.iter().map(|s| s.as_deref().and_then(deletes_lines)).collect::<Option<Vec<_>>>().map(|v| v.concat());
                 if !files.is_empty() && !scripts.is_empty() && scripts.iter().all(|s| s.as_deref().is_some_and(swaps_quotes)) {
                     fx.restyled.extend(files);
+                } else if let Some(pats) = deletes.filter(|p| !files.is_empty() && !p.is_empty()) {
+                    fx.pruned.extend(files);
+                    fx.pruned_by.extend(pats);
                 } else {
                     fx.writes.extend(files);
                 }
@@ -1023,11 +1032,37 @@ fn settle_stash(fx: &mut ShellEffects) {
     }
 }
 
-/// Files only restyled (`restyled`) that nothing else in the command wrote are writes too;
-/// one written otherwise as well was changed, not restyled.
+/// The patterns of a `sed` script that only deletes the lines matching them (`/DEBUG:/d`,
+/// `/print(f"x=/d; /pdb/d`); None for anything else. Patterns without regex syntax only, read
+/// as the text they match.
+fn deletes_lines(script: &str) -> Option<Vec<String>> {
+    let mut pats = Vec::new();
+    for cmd in script.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()) {
+        let body = cmd.strip_prefix('/')?.strip_suffix("/d")?;
+        if body.is_empty() || body.contains('/') && !body.contains("\\/") {
+            return None;
+        }
+        let text =
+            body.replace("\\/", "/").replace("\\(", "(").replace("\\)", ")").replace("\\.", ".").replace("\\[", "[").replace("\\]", "]");
+        if text.contains(['*', '^', '$', '\\']) {
+            return None;
+        }
+        pats.push(text);
+    }
+    (!pats.is_empty()).then_some(pats)
+}
+
+/// Files only restyled or pruned that nothing else in the command wrote are writes too; one
+/// written otherwise as well was changed.
 fn settle_restyled(fx: &mut ShellEffects) {
     fx.restyled.retain(|r| !fx.writes.contains(r));
     fx.restyled.dedup();
+    if fx.pruned.iter().any(|r| fx.writes.contains(r) || fx.restyled.contains(r)) {
+        fx.writes.append(&mut fx.pruned);
+        fx.pruned_by.clear();
+    }
+    fx.pruned.dedup();
+    fx.writes.extend(fx.pruned.iter().cloned());
     fx.writes.extend(fx.restyled.iter().cloned());
 }
 
@@ -1311,6 +1346,24 @@ mod tests {
         assert_eq!(writes("sed --in-place=.bak --expression='s/a/b/' src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i -f fix.sed src/calc.py"), ["src/calc.py"]);
         assert_eq!(writes("sed -i"), ["(sed -i)"]);
+    }
+
+    #[test]
+    fn a_sed_that_only_deletes_lines_prunes_its_file() {
+        let fx = analyse("sed -i '/print(f\"DEBUG:/d; /pdb.set_trace()/d' src/m.py");
+        assert_eq!(fx.writes, ["src/m.py"]);
+        assert_eq!(fx.pruned, ["src/m.py"]);
+        assert_eq!(fx.pruned_by, ["print(f\"DEBUG:", "pdb.set_trace()"]);
+        for c in [
+            "sed -i '/^x/d' src/m.py",
+            "sed -i '3d' src/m.py",
+            "sed -i '/a/d; s/x/y/' src/m.py",
+            "sed -i '/a/d' src/m.py && echo 1 >> src/m.py",
+        ] {
+            let fx = analyse(c);
+            assert_eq!(fx.writes, ["src/m.py"], "{c}");
+            assert!(fx.pruned.is_empty() && fx.pruned_by.is_empty(), "{c}");
+        }
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub own_commands: Vec<Spanned<String>>,
     #[serde(default)]
+    pub debug_output: Vec<Spanned<String>>,
+    #[serde(default)]
     pub proposes: Vec<Spanned<String>>,
     #[serde(default)]
     pub user_ends: Vec<Spanned<String>>,
@@ -327,6 +329,9 @@ pub struct Profile {
     /// Shell commands the harness runs by itself between the agent's turns (vorflux's memory
     /// flush): not the agent's actions, so neither its work, nor its checks, nor its loops.
     pub own_commands: Phrases,
+    /// The start of a line of debug output (`print(`, `console.log(`): lines an agent puts in to
+    /// watch its code and takes out again.
+    pub debug_output: Phrases,
     /// The agent asking for a go-ahead to a change ("would you like me to", "shall I proceed"),
     /// which a request for details in the same reply does not undo.
     pub proposes: Phrases,
@@ -424,6 +429,7 @@ impl Profile {
             cannot_check: phrases(&|r| &r.phrases.cannot_check)?,
             confirms_finish: phrases(&|r| &r.phrases.confirms_finish)?,
             own_commands: phrases(&|r| &r.phrases.own_commands)?,
+            debug_output: phrases(&|r| &r.phrases.debug_output)?,
             proposes: phrases(&|r| &r.phrases.proposes)?,
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
