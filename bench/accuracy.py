@@ -240,6 +240,17 @@ def main():
     for f, s in per_family.items():
         g = s["agreement"]
         w.append(f"| {f} | {g['n']} | {kappa_cell(s)} | {g['agreed']}/{g['n']} = {g['rate']:.2f} |")
+    skewed = [
+        f"{f}: {s['agreement']['agreed']} of {s['agreement']['n']} agree"
+        for f, s in per_family.items()
+        if s["agreement"]["n"] > 1 and s["agreement"]["rate"] >= 0.9 and (s["kappa"].get("kappa") or 0) < 0.7
+    ]
+    if skewed:
+        w.append(
+            "\nKappa corrects agreement for what chance would give with the same class shares, so where nearly every "
+            "label of a family is one class it says little: one disagreement on the only trajectory of another class "
+            "can bring it to 0. Read the agreement column there (" + "; ".join(skewed) + ")."
+        )
     w.append("\n### Per class\n")
     w.append("| class | labelled | coroner | precision | recall |")
     w.append("|---|---|---|---|---|")
