@@ -1354,15 +1354,23 @@ mod tests {
         assert_eq!(fx.writes, ["src/m.py"]);
         assert_eq!(fx.pruned, ["src/m.py"]);
         assert_eq!(fx.pruned_by, ["print(f\"DEBUG:", "pdb.set_trace()"]);
-        for c in [
-            "sed -i '/^x/d' src/m.py",
-            "sed -i '3d' src/m.py",
-            "sed -i '/a/d; s/x/y/' src/m.py",
-            "sed -i '/a/d' src/m.py && echo 1 >> src/m.py",
-        ] {
+        plain_edits_of(
+            "src/m.py",
+            &[
+                "sed -i '/^x/d' src/m.py",
+                "sed -i '3d' src/m.py",
+                "sed -i '/a/d; s/x/y/' src/m.py",
+                "sed -i '/a/d' src/m.py && echo 1 >> src/m.py",
+            ],
+        );
+    }
+
+    /// Each command writes `file` as a plain change: neither restyled nor pruned.
+    fn plain_edits_of(file: &str, commands: &[&str]) {
+        for c in commands {
             let fx = analyse(c);
-            assert_eq!(fx.writes, ["src/m.py"], "{c}");
-            assert!(fx.pruned.is_empty() && fx.pruned_by.is_empty(), "{c}");
+            assert_eq!(fx.writes, [file], "{c}");
+            assert!(fx.restyled.is_empty() && fx.pruned.is_empty() && fx.pruned_by.is_empty(), "{c}");
         }
     }
 
@@ -1390,18 +1398,17 @@ mod tests {
         assert_eq!(fx.writes, ["a/filters.py"]);
         assert_eq!(fx.restyled, ["a/filters.py"]);
         // Anything else in the script, or another edit of the file, is a change.
-        for c in [
-            "sed -i \"s/'a'/'b'/\" f.py",
-            "sed -i \"s/'a'/\\\"a\\\"/; s/x/y/\" f.py",
-            "sed -i 's/  x/x/' f.py",
-            "sed -i -f fix.sed f.py",
-            "sed -i \"s/'a'/\\\"a\\\"/\" f.py && echo 1 >> f.py",
-            "sed -i 's/\\/a/\\/b/' f.py",
-        ] {
-            let fx = analyse(c);
-            assert_eq!(fx.writes, ["f.py"], "{c}");
-            assert!(fx.restyled.is_empty(), "{c}");
-        }
+        plain_edits_of(
+            "f.py",
+            &[
+                "sed -i \"s/'a'/'b'/\" f.py",
+                "sed -i \"s/'a'/\\\"a\\\"/; s/x/y/\" f.py",
+                "sed -i 's/  x/x/' f.py",
+                "sed -i -f fix.sed f.py",
+                "sed -i \"s/'a'/\\\"a\\\"/\" f.py && echo 1 >> f.py",
+                "sed -i 's/\\/a/\\/b/' f.py",
+            ],
+        );
     }
 
     #[test]
