@@ -76,17 +76,13 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // changes what it writes. What a script writes is worked out the first time it runs
     // (agents run `python reproduce.py` many times) and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
-    // What the agent typed so far (commands, editors' arguments): where debug output it takes
-    // out again was put in.
-    let mut typed: Vec<String> = Vec::new();
     t.calls()
         // The harness's own commands are not the agent's actions.
         .filter(|(_, call)| {
-            !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
+            p.own_commands.is_empty()
+                || !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
         })
         .map(|(at, call)| {
-            typed.push(call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string()));
-            let typed = &typed[..typed.len() - 1];
             let (result_step, result) = match results.get(&at) {
                 Some((s, r)) => (Some(*s), Some(*r)),
                 None => (None, None),
@@ -143,7 +139,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                         saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
                     }
                     let own_debug = !fx.pruned_by.is_empty()
-                        && fx.pruned_by.iter().all(|pat| typed.iter().any(|earlier| debug_output_with(earlier, pat, p)));
+                        && fx.pruned_by.iter().all(|pat| typed_before(t, at).any(|earlier| debug_output_with(&earlier, pat, p)));
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
                     a.writes = writes;
@@ -198,6 +194,12 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
         .collect()
 }
 
+/// What the agent typed before the call at `at` (commands, editors' arguments): where debug
+/// output it takes out again was put in. Read only for the rare command that prunes lines.
+fn typed_before(t: &Trajectory, at: CallRef) -> impl Iterator<Item = String> + '_ {
+    t.calls().take_while(move |(c, _)| *c != at).map(|(_, call)| call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string()))
+}
+
 /// Whether `earlier` holds `pat` on a line of debug output (a `print(`, `console.log(`, ...: the
 /// profile's `debug_output`): the agent put that line in itself.
 fn debug_output_with(earlier: &str, pat: &str, p: &Profile) -> bool {
@@ -220,12 +222,13 @@ fn typed_after(keystrokes: &str, step: &crate::model::Step, ps2: &str) -> bool {
     if long.trim().is_empty() {
         return false;
     }
+    let ran_at = [format!("# {short}"), format!("$ {short}")];
     let mut after_ps2 = false;
     for r in &step.tool_results {
         for l in r.output.lines() {
             if l.strip_prefix(ps2).is_some_and(|rest| rest.contains(long)) {
                 after_ps2 = true;
-            } else if ["# ", "$ "].iter().any(|ps1| l.contains(&format!("{ps1}{short}"))) {
+            } else if ran_at.iter().any(|at| l.contains(at.as_str())) {
                 return false;
             }
         }

@@ -220,6 +220,12 @@ impl Phrases {
         Ok(Self::from_list(list))
     }
 
+    /// No patterns: nothing can match, so callers skip building what they would test.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
         // An alternation too big to compile is read pattern by pattern.
