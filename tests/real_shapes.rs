@@ -300,6 +300,18 @@ fn vorflux_memory_flush_and_a_stash_round_trip_are_not_the_agents_work() {
     assert!(t.steps[d.steps[0] as usize].text.starts_with("Here's the final diff:"));
 }
 
+/// Vorflux has no finish tool: a session whose export ends with the agent's final reply ended
+/// normally (the profile's final_reply_is_answer), so it is worked_then_wrong, not a silent stop.
+#[test]
+fn vorflux_session_ending_on_its_final_reply_ended_normally() {
+    let (t, v) = one("vorflux", "acme__widgets-4030");
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert!(t.steps.last().unwrap().tool_calls.is_empty(), "it ends on a reply");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    assert!(!has_rule(&v, "resign-silent"));
+}
+
 /// A Terminal-Bench run kept only its run-level results.json (real leaderboard submissions of
 /// installed CLIs often do): csv-merge's agent phase ran 15 minutes to its own end with no
 /// failure mode and failed its test. worked_then_wrong is inferred from the end and the verdict,

@@ -79,7 +79,7 @@ impl Classifier {
         let mut reason = None;
         if failed && classes.is_empty() {
             classes.push("unclassified".into());
-            reason = Some(unclassified_reason(t, &m, &oracle));
+            reason = Some(unclassified_reason(t, &m, &changes, &oracle));
         }
         if !failed {
             f.evidence.retain(|e| !self.rules.taxonomy.precedence.contains(&e.supports));
@@ -1059,9 +1059,18 @@ fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Prof
     }
 }
 
-fn unclassified_reason(t: &Trajectory, m: &Mechanics, oracle: &Oracle<'_>) -> String {
+fn unclassified_reason(t: &Trajectory, m: &Mechanics, changes: &Changes, oracle: &Oracle<'_>) -> String {
+    // Changes made, a patch submitted, and none of them in it: the record and the submission
+    // may not be of the same run (a published run whose files were swapped, or a placeholder).
+    let apart = match &changes.patch {
+        Some(p) if !p.is_empty() && m.successful_mutations > 0 && changes.last().is_none() => format!(
+            " (the submitted patch changes {}, none of the files the record shows it changing: the record and the submission may not be of the same run)",
+            p.iter().take(3).map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+        _ => String::new(),
+    };
     format!(
-        "checked: termination {} (no infrastructure or budget), {} tool calls against {} (no rejected unknown tool), {} successful changes and no plan text, final message {:?}, {} steps{}",
+        "checked: termination {} (no infrastructure or budget), {} tool calls against {} (no rejected unknown tool), {} successful changes{apart} and no plan text, final message {:?}, {} steps{}",
         crate::util::snake(&m.termination),
         m.tool_calls,
         oracle.source,
