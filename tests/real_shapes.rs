@@ -312,6 +312,26 @@ fn vorflux_session_ending_on_its_final_reply_ended_normally() {
     assert!(!has_rule(&v, "resign-silent"));
 }
 
+/// terminus-2's only work was a script written with a here-doc that lost its newline: the shell
+/// took the script's run and every later command as the here-doc's body, so nothing it meant to
+/// make was made. Work never written to the workspace is an empty submission (DESIGN.md), and
+/// finishing again after the harness asked to confirm is the claim.
+#[test]
+fn harbor_work_swallowed_by_an_open_here_doc_is_an_empty_submission() {
+    let (t, v) = one("harbor-keystrokes", "capacity-report");
+    assert!(t.steps[1].tool_results[0].output.contains("> EOFpython3 /tmp/work/report.py"));
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.classes, ["early_resignation"]);
+    let e = evidence(&v, "resign-empty-submission");
+    assert_eq!(e.steps, [1]);
+    assert_eq!(e.excerpt, "python3 /tmp/work/report.py");
+    assert!(e.detail.as_deref().unwrap().contains("never ran"), "{:?}", e.detail);
+    assert_eq!(v.flags, ["false_done"]);
+    let d = evidence(&v, "flag-false-done");
+    assert_eq!(d.steps, [3, 4], "the question, and the finish after it");
+    assert_eq!(d.excerpt, "Are you sure you want to mark the task as complete");
+}
+
 /// A Terminal-Bench run kept only its run-level results.json (real leaderboard submissions of
 /// installed CLIs often do): csv-merge's agent phase ran 15 minutes to its own end with no
 /// failure mode and failed its test. worked_then_wrong is inferred from the end and the verdict,

@@ -26,6 +26,9 @@ pub struct Action<'t> {
     pub reverts: Vec<String>,
     /// Writes that went to a name a leaked escape mangled (`> app.py\\n`): meant, never landed.
     pub misfired: Vec<String>,
+    /// The terminal took its keystrokes as more input to a here-doc or quote an earlier command
+    /// left open: it never ran.
+    pub swallowed: bool,
     /// Every file it writes it only restyled (swapped quote characters) or pruned of debug output
     /// it had put in itself (`sed -i '/DEBUG:/d'` after adding `print(f"DEBUG: ...")`): no
     /// check is owed after it.
@@ -97,6 +100,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 reverts: Vec::new(),
                 misfired: Vec::new(),
                 cosmetic: false,
+                swallowed: false,
                 runs: Vec::new(),
                 creates: false,
                 verification: None,
@@ -118,6 +122,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 call.shell_command(&p.shell_arguments).is_some_and(|cmd| typed_after(&cmd, &t.steps[at.step as usize], ps2))
             });
             if refused || swallowed {
+                a.swallowed = swallowed;
                 a.finish = false;
                 a.escalate = false;
                 a.ok = Some(false);

@@ -633,6 +633,24 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         claimed_done(t, acts, changes, p, f);
         return;
     }
+    // Its commands never ran: the terminal took them as the body of a here-doc or quote an
+    // earlier command left open, and nothing it changed stayed. What it meant to do never reached
+    // the workspace, which DESIGN.md counts as nothing submitted.
+    if finished
+        && changes.last().is_none()
+        && let Some(a) = acts.iter().find(|a| a.swallowed)
+    {
+        let keys = t.steps[a.at.step as usize].tool_calls.get(a.at.call as usize).and_then(|c| c.shell_command(&p.shell_arguments));
+        let ex = keys.as_deref().map_or(a.name, |k| head(k).lines().next().unwrap_or(a.name));
+        let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], ex);
+        e.detail = Some(format!(
+            "from step {} the terminal took its commands as input to a here-doc or quote left open (its screen shows them after the continuation prompt), so they never ran, and nothing it changed stayed",
+            a.at.step
+        ));
+        f.class("early_resignation", e);
+        claimed_done(t, acts, changes, p, f);
+        return;
+    }
     // No patch to read, but every change it made was put back (`git checkout -- f`, a stash
     // never popped, a backup restored) and none was redone: the workspace it finished with holds
     // none of its work, which DESIGN.md counts as nothing submitted (changes undone).
@@ -1048,9 +1066,7 @@ fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Prof
     if let Some(a) = acts.last().filter(|a| a.finish && a.ok != Some(false))
         && let Some((asked, q)) = acts.iter().rev().skip(1).filter(|b| b.finish).find_map(|b| {
             let r = b.result_step.map_or(b.at.step, |s| s) as usize;
-            t.steps.get(r).and_then(|s| {
-                s.tool_results.iter().find_map(|x| p.confirms_finish.find(&x.output).map(|m| (r, window(&x.output, m.range()))))
-            })
+            t.steps.get(r).and_then(|s| s.tool_results.iter().find_map(|x| p.confirms_finish.find(&x.output).map(|m| (r, m.as_str()))))
         })
     {
         let mut e = on_steps(t, "flag-false-done", "false_done", vec![u32::try_from(asked).unwrap_or(u32::MAX), a.at.step], q);
