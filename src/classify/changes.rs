@@ -117,11 +117,11 @@ impl Changes {
         self.patch.as_ref().is_none_or(|p| p.iter().any(|f| same_file(w, &f.path)))
     }
 
-    /// `gone(i, w)`: action `i`'s write of `w` was put back and not redone.
-    fn kept_files(&self, acts: &[Action<'_>], gone: impl Fn(usize, &str) -> bool) -> Vec<String> {
+    /// `gone(i, k)`: action `i`'s `k`th write was put back and not redone.
+    fn kept_files(&self, acts: &[Action<'_>], gone: impl Fn(usize, usize) -> bool) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (i, (a, _)) in acts.iter().zip(&self.matters).enumerate().filter(|(_, (_, m))| **m) {
-            for w in a.writes.iter().filter(|w| !opaque(w) && !self.created.contains(*w) && !gone(i, w)) {
+            for (_, w) in a.writes.iter().enumerate().filter(|(k, w)| !opaque(w) && !self.created.contains(*w) && !gone(i, *k)) {
                 let name = match &self.patch {
                     Some(p) => p.iter().find(|f| same_file(w, &f.path)).map_or_else(|| w.clone(), |f| f.path.clone()),
                     None => w.clone(),
@@ -176,6 +176,8 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     // undo. Without a patch, these are the changes that stay.
     let changed: Vec<bool> =
         acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
+    let gone = if patch.is_none() && acts.iter().any(|a| !a.reverts.is_empty()) { put_back_writes(acts, &changed) } else { Vec::new() };
+    let is_gone = |i: usize, k: usize| gone.get(i).and_then(|g| g.get(k)).copied().unwrap_or(false);
     let matters: Vec<bool> = match &patch {
         // Without a patch, a change stays unless a later action put its files back and nothing
         // changed them again.
@@ -183,8 +185,8 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let mut named = a.writes.iter().filter(|w| !opaque(w)).peekable();
-                changed[i] && (named.peek().is_none() || named.any(|w| !put_back(acts, &changed, i, w)))
+                let mut named = a.writes.iter().enumerate().filter(|(_, w)| !opaque(w)).peekable();
+                changed[i] && (named.peek().is_none() || named.any(|(k, _)| !is_gone(i, k)))
             })
             .collect(),
         Some(p) => acts
@@ -199,22 +201,52 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     };
     let undone = undone(acts, &changed, patch.as_deref(), &aside);
     let mut changes = Changes { patch, matters, created, undone, files: Vec::new() };
-    let patched = changes.patch.is_some();
-    changes.files = changes.kept_files(acts, |i, w| !patched && put_back(acts, &changed, i, w));
+    changes.files = changes.kept_files(acts, is_gone);
     changes
 }
 
-/// Whether `i` or an action after it put `file` back (`git checkout -- f`, `git stash`, a backup
-/// restored; a command that edits, runs the tests and restores puts back its own edit) and no
-/// change after that wrote it again.
-fn put_back(acts: &[Action<'_>], changed: &[bool], i: usize, file: &str) -> bool {
-    let Some(r) = (i..acts.len()).rev().find(|&r| acts[r].reverts.iter().any(|f| f == "*" || same_file(file, f))) else {
-        return false;
-    };
-    let whole = !acts[r].reverts.iter().any(|f| f != "*" && same_file(file, f));
-    !(r + 1..acts.len()).any(|j| {
-        (changed[j] && acts[j].writes.iter().any(|w| same_file(w, file))) || (whole && acts[j].writes.iter().any(|w| w == "(git stash)"))
-    })
+/// Per action, per write: whether that action or a later one put the file back (`git checkout
+/// -- f`, `git stash`, a backup restored; a command that edits, runs the tests and restores puts
+/// back its own edit) and no change after that wrote it again. One pass from the end, keeping
+/// the latest event per file, so a long record costs a pass, not a pass per write.
+fn put_back_writes(acts: &[Action<'_>], changed: &[bool]) -> Vec<Vec<bool>> {
+    // Positions: an action's writes at 2i, its reverts at 2i + 1 (after them).
+    let mut latest: Vec<(&str, usize, bool)> = Vec::new();
+    let mut whole: Option<(usize, bool)> = None;
+    let mut out: Vec<Vec<bool>> = vec![Vec::new(); acts.len()];
+    for (i, a) in acts.iter().enumerate().rev() {
+        for f in &a.reverts {
+            if f == "*" {
+                whole.get_or_insert((2 * i + 1, true));
+            } else if !latest.iter().any(|(g, _, _)| same_file(g, f)) {
+                latest.push((f.as_str(), 2 * i + 1, true));
+            }
+        }
+        out[i] = a
+            .writes
+            .iter()
+            .map(|w| {
+                let file = latest.iter().find(|(g, _, _)| same_file(g, w)).map(|(_, at, revert)| (*at, *revert));
+                match (file, whole) {
+                    (Some(f), Some(t)) => (if f.0 > t.0 { f } else { t }).1,
+                    (Some((_, revert)), None) | (None, Some((_, revert))) => revert,
+                    (None, None) => false,
+                }
+            })
+            .collect();
+        if changed[i] {
+            for w in a.writes.iter().filter(|w| !opaque(w)) {
+                if !latest.iter().any(|(g, _, _)| same_file(g, w)) {
+                    latest.push((w.as_str(), 2 * i, false));
+                }
+            }
+        }
+        // `git stash pop` brings a stashed tree back: a change to every file.
+        if a.writes.iter().any(|w| w == "(git stash)") {
+            whole.get_or_insert((2 * i, false));
+        }
+    }
+    out
 }
 
 /// The first change that a later action put back and nothing redid.
