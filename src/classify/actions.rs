@@ -79,13 +79,12 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // changes what it writes. What a script writes is worked out the first time it runs
     // (agents run `python reproduce.py` many times) and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
+    let mut debug = DebugLines::default();
     t.calls()
         // The harness's own commands are not the agent's actions.
-        .filter(|(_, call)| {
-            p.own_commands.is_empty()
-                || !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
-        })
-        .map(|(at, call)| {
+        .filter(|(_, call)| p.own_commands.is_empty() || !(p.is_shell(&call.name) && call_is_own(call, p)))
+        .enumerate()
+        .map(|(k, (at, call))| {
             let (result_step, result) = match results.get(&at) {
                 Some((s, r)) => (Some(*s), Some(*r)),
                 None => (None, None),
@@ -143,8 +142,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     for (p, body) in &fx.saved {
                         saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
                     }
-                    let own_debug = !fx.pruned_by.is_empty()
-                        && fx.pruned_by.iter().all(|pat| typed_before(t, at).any(|earlier| debug_output_with(&earlier, pat, p)));
+                    let own_debug = !fx.pruned_by.is_empty() && {
+                        debug.read_to(t, k, p);
+                        fx.pruned_by.iter().all(|pat| debug.has(pat, p))
+                    };
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
                     a.writes = writes;
@@ -199,19 +200,42 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
         .collect()
 }
 
-/// What the agent typed before the call at `at` (commands, editors' arguments): where debug
-/// output it takes out again was put in. Read only for the rare command that prunes lines.
-fn typed_before(t: &Trajectory, at: CallRef) -> impl Iterator<Item = String> + '_ {
-    t.calls().take_while(move |(c, _)| *c != at).map(|(_, call)| call.raw_arguments.clone().unwrap_or_else(|| call.arguments.to_string()))
+/// The lines of debug output (a `print(`, `console.log(`, ...: the profile's `debug_output`) the
+/// agent typed in its calls so far: where debug output it takes out again was put in. Read only
+/// when a command prunes lines, and each call at most once, so a long record is read once.
+#[derive(Default)]
+struct DebugLines {
+    lines: Vec<String>,
+    read: usize,
 }
 
-/// Whether `earlier` holds `pat` on a line of debug output (a `print(`, `console.log(`, ...: the
-/// profile's `debug_output`): the agent put that line in itself.
-fn debug_output_with(earlier: &str, pat: &str, p: &Profile) -> bool {
-    earlier.match_indices(pat).any(|(i, _)| {
-        let start = earlier[..i].rfind(['\n']).map_or(0, |k| k + 1).max(earlier[..i].rfind("\\n").map_or(0, |k| k + 2));
-        p.debug_output.is_match(&earlier[start..i])
-    })
+impl DebugLines {
+    /// Reads the calls before the `k`th (of the ones `actions` keeps) not read yet.
+    fn read_to(&mut self, t: &Trajectory, k: usize, p: &Profile) {
+        let kept = t.calls().filter(|(_, c)| p.own_commands.is_empty() || !(p.is_shell(&c.name) && call_is_own(c, p)));
+        for (_, call) in kept.skip(self.read).take(k.saturating_sub(self.read)) {
+            // The argument values as typed (a command, an editor's new text), not their JSON, whose
+            // escaped quotes would hide `print(f"DEBUG:`.
+            let values: Vec<&str> = match &call.arguments {
+                Value::Object(m) => m.values().filter_map(Value::as_str).collect(),
+                Value::String(v) => vec![v.as_str()],
+                _ => call.raw_arguments.as_deref().into_iter().collect(),
+            };
+            for v in values {
+                self.lines.extend(v.lines().filter(|l| p.debug_output.is_match(l)).map(ToString::to_string));
+            }
+        }
+        self.read = self.read.max(k);
+    }
+
+    /// Whether `pat` sits on one of those lines, after the debug call's start.
+    fn has(&self, pat: &str, p: &Profile) -> bool {
+        self.lines.iter().any(|l| l.match_indices(pat).any(|(i, _)| p.debug_output.is_match(&l[..i])))
+    }
+}
+
+fn call_is_own(call: &crate::model::ToolCall, p: &Profile) -> bool {
+    call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c))
 }
 
 /// Whether the terminal screen of `step` shows the first line of `keystrokes` typed after the
