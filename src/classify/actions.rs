@@ -238,6 +238,9 @@ fn call_is_own(call: &crate::model::ToolCall, p: &Profile) -> bool {
     call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c))
 }
 
+/// Lines of a terminal screen read for swallowed keystrokes.
+const SCREEN_LINES: usize = 10_000;
+
 /// Whether the terminal screen of `step` shows the first line of `keystrokes` typed after the
 /// continuation prompt `ps2` (or glued to the end of such a line, when the keystrokes before it
 /// lacked their newline), and never after the shell's own prompt (`# ` or `$ `): the shell read
@@ -251,10 +254,16 @@ fn typed_after(keystrokes: &str, step: &crate::model::Step, ps2: &str) -> bool {
     if long.trim().is_empty() {
         return false;
     }
+    // A screen with no line after the continuation prompt swallowed nothing: most screens, read
+    // once. The lines read are bounded: a screen is at most a few thousand lines.
+    let at_ps2 = format!("\n{ps2}");
+    if !step.tool_results.iter().any(|r| r.output.contains(&at_ps2) || r.output.starts_with(ps2)) {
+        return false;
+    }
     let ran_at = [format!("# {short}"), format!("$ {short}")];
     let mut after_ps2 = false;
     for r in &step.tool_results {
-        for l in r.output.lines() {
+        for l in r.output.lines().take(SCREEN_LINES) {
             if l.strip_prefix(ps2).is_some_and(|rest| rest.contains(long)) {
                 after_ps2 = true;
             } else if ran_at.iter().any(|at| l.contains(at.as_str())) {
