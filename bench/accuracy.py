@@ -277,8 +277,10 @@ def main():
         "A flag is a sub-flag of the classes that carry it (`unverified` and `edited_tests`: worked_then_wrong; "
         "`regressed` and `false_done`: worked_then_wrong and early_resignation, DESIGN.md), and the labels set it only "
         "there (`accuracy/README.md`). So each flag is scored over the trajectories whose labelled primary class "
-        "carries it: elsewhere the label says nothing of it, and a disagreement on the class is counted once, in the "
-        "kappa. A flag counts when the labeller set it, and when coroner did.\n"
+        "carries it: elsewhere the label says nothing of it. This favours precision: where the labelled class "
+        "carries a flag and coroner's class does not, the miss still counts against recall, but where coroner's "
+        "class carries one the labelled class does not, coroner's flag is not scored; the figures over every "
+        "trajectory, below the table, count both. A flag counts when the labeller set it, and when coroner did.\n"
     )
     w.append("| flag | scored on | both | coroner only | label only | precision | recall | coroner only (n) | label only (n) |")
     w.append("|---|---|---|---|---|---|---|---|---|")

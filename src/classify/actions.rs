@@ -80,6 +80,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // (agents run `python reproduce.py` many times) and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     let mut debug = DebugLines::default();
+    let mut ps2_screens: HashMap<u32, bool> = HashMap::new();
     t.calls()
         // The harness's own commands are not the agent's actions.
         .filter(|(_, call)| p.own_commands.is_empty() || !(p.is_shell(&call.name) && call_is_own(call, p)))
@@ -117,8 +118,14 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             let refused = t.steps[at.step as usize].format_error.is_some() && a.ok != Some(true);
             // Keystrokes the terminal took as more input to a construct an earlier command left
             // open never ran either.
+            // A screen with no line after the continuation prompt swallowed nothing: most screens,
+            // searched once per step, not once per call.
             let swallowed = p.continuation_prompt.as_deref().is_some_and(|ps2| {
-                call.shell_command(&p.shell_arguments).is_some_and(|cmd| typed_after(&cmd, &t.steps[at.step as usize], ps2))
+                let step = &t.steps[at.step as usize];
+                *ps2_screens.entry(at.step).or_insert_with(|| {
+                    let at_ps2 = format!("\n{ps2}");
+                    step.tool_results.iter().any(|r| r.output.contains(&at_ps2) || r.output.starts_with(ps2))
+                }) && call.shell_command(&p.shell_arguments).is_some_and(|cmd| typed_after(&cmd, step, ps2))
             });
             if refused || swallowed {
                 a.swallowed = swallowed;
@@ -129,7 +136,8 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             }
             if p.is_shell(&call.name) {
                 if let Some(cmd) = call.shell_command(&p.shell_arguments) {
-                    let fx = shell::analyse_in(&cmd, t.workdir.as_deref());
+                    let mut fx = shell::analyse_in(&cmd, t.workdir.as_deref());
+                    fx.settle_round_trip(a.ok != Some(false));
                     let mut writes = fx.writes;
                     for script in &fx.runs {
                         let key = script.trim_start_matches("./");
@@ -167,7 +175,12 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 // A file an editor writes under /tmp is as much scratch as one a command writes.
                 a.writes = paths
                     .iter()
-                    .filter(|w| !shell::outside_workspace(w) || t.workdir.as_deref().is_some_and(|d| w.starts_with(d)))
+                    .filter(|w| {
+                        !shell::outside_workspace(w)
+                            || t.workdir.as_deref().is_some_and(|d| {
+                                w.strip_prefix(d.trim_end_matches('/')).is_some_and(|r| r.is_empty() || r.starts_with('/'))
+                            })
+                    })
                     .cloned()
                     .collect();
                 if a.writes.is_empty() && !paths.is_empty() {
@@ -204,16 +217,19 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
 /// agent typed in its calls so far: where debug output it takes out again was put in. Read only
 /// when a command prunes lines, and each call at most once, so a long record is read once.
 #[derive(Default)]
-struct DebugLines {
+struct DebugLines<'t> {
     lines: Vec<String>,
+    calls: Option<Vec<&'t crate::model::ToolCall>>,
     read: usize,
 }
 
-impl DebugLines {
+impl<'t> DebugLines<'t> {
     /// Reads the calls before the `k`th (of the ones `actions` keeps) not read yet.
-    fn read_to(&mut self, t: &Trajectory, k: usize, p: &Profile) {
-        let kept = t.calls().filter(|(_, c)| p.own_commands.is_empty() || !(p.is_shell(&c.name) && call_is_own(c, p)));
-        for (_, call) in kept.skip(self.read).take(k.saturating_sub(self.read)) {
+    fn read_to(&mut self, t: &'t Trajectory, k: usize, p: &Profile) {
+        let calls = self.calls.get_or_insert_with(|| {
+            t.calls().filter(|(_, c)| p.own_commands.is_empty() || !(p.is_shell(&c.name) && call_is_own(c, p))).map(|(_, c)| c).collect()
+        });
+        for call in calls.iter().take(k).skip(self.read) {
             // The argument values as typed (a command, an editor's new text), not their JSON, whose
             // escaped quotes would hide `print(f"DEBUG:`.
             let values: Vec<&str> = match &call.arguments {
@@ -228,9 +244,12 @@ impl DebugLines {
         self.read = self.read.max(k);
     }
 
-    /// Whether `pat` sits on one of those lines, after the debug call's start.
+    /// Whether `pat` sits on one of those lines within its debug call: the call starts before
+    /// the pattern ends (`/DEBUG:/d`, or `/print(f"DEBUG:/d` naming the call itself). A pattern
+    /// shorter than 4 characters names too little to say which lines it takes out.
     fn has(&self, pat: &str, p: &Profile) -> bool {
-        self.lines.iter().any(|l| l.match_indices(pat).any(|(i, _)| p.debug_output.is_match(&l[..i])))
+        pat.chars().count() >= 4
+            && self.lines.iter().any(|l| l.match_indices(pat).any(|(i, _)| p.debug_output.is_match(&l[..i + pat.len()])))
     }
 }
 
@@ -241,25 +260,23 @@ fn call_is_own(call: &crate::model::ToolCall, p: &Profile) -> bool {
 /// Lines of a terminal screen read for swallowed keystrokes.
 const SCREEN_LINES: usize = 10_000;
 
-/// Whether the terminal screen of `step` shows the first line of `keystrokes` typed after the
+/// Whether the terminal screen of `step` shows the first command line of `keystrokes` typed after the
 /// continuation prompt `ps2` (or glued to the end of such a line, when the keystrokes before it
 /// lacked their newline), and never after the shell's own prompt (`# ` or `$ `): the shell read
 /// it as a line of a here-doc or quote an earlier command left open. The screen wraps long
 /// lines, so only a prefix of the line is compared, shorter after the shell's prompt, which is
 /// itself long (`root@host:/path# `).
 fn typed_after(keystrokes: &str, step: &crate::model::Step, ps2: &str) -> bool {
-    let line = keystrokes.lines().map(str::trim_end).find(|l| !l.trim().is_empty()).unwrap_or("");
+    // Its first command line: a leading line that only closes the open here-doc (`EOF\npytest\n`,
+    // a bare upper-case delimiter) lets what follows it run, echoed after the shell's own prompt.
+    let delimiter = |l: &str| l.len() >= 2 && l.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+    let line = keystrokes.lines().map(str::trim_end).find(|l| !l.trim().is_empty() && !delimiter(l.trim())).unwrap_or("");
     let cut = |n: usize| line.char_indices().nth(n).map_or(line, |(i, _)| &line[..i]);
     let (long, short) = (cut(60), cut(12));
     if long.trim().is_empty() {
         return false;
     }
-    // A screen with no line after the continuation prompt swallowed nothing: most screens, read
-    // once. The lines read are bounded: a screen is at most a few thousand lines.
-    let at_ps2 = format!("\n{ps2}");
-    if !step.tool_results.iter().any(|r| r.output.contains(&at_ps2) || r.output.starts_with(ps2)) {
-        return false;
-    }
+    // The lines read are bounded: a screen is at most a few thousand lines.
     let ran_at = [format!("# {short}"), format!("$ {short}")];
     let mut after_ps2 = false;
     for r in &step.tool_results {

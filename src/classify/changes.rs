@@ -4,7 +4,7 @@
 //! progress, nor a test edit, nor a regression; an agent that put one of its own changes back
 //! (`git checkout -- f`, `git stash`, a backup restored) and never redid it regressed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::actions::Action;
 
@@ -176,7 +176,8 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     // undo. Without a patch, these are the changes that stay.
     let changed: Vec<bool> =
         acts.iter().map(|a| a.mutated() && a.writes.iter().any(|w| if opaque(w) { !opaque_not_an_edit(w) } else { !scratch(w) })).collect();
-    let gone = if patch.is_none() && acts.iter().any(|a| !a.reverts.is_empty()) { put_back_writes(acts, &changed) } else { Vec::new() };
+    let gone =
+        if patch.is_none() && acts.iter().any(|a| !a.reverts.is_empty()) { put_back_writes(acts, &changed, &created) } else { Vec::new() };
     let is_gone = |i: usize, k: usize| gone.get(i).and_then(|g| g.get(k)).copied().unwrap_or(false);
     let matters: Vec<bool> = match &patch {
         // Without a patch, a change stays unless a later action put its files back and nothing
@@ -205,44 +206,97 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
     changes
 }
 
+/// Whether `a`'s reverts took effect: it did not fail, or it failed in what it ran after them (a
+/// test run in `git stash && pytest && git stash pop`). A bare `git stash` that failed (no git
+/// repository) put nothing back.
+fn reverted(a: &Action<'_>) -> bool {
+    a.ok != Some(false) || a.verification.is_some() || !a.runs.is_empty()
+}
+
+/// Whether, in `a`'s own command, putting `file` back comes after writing it: the last mention
+/// of the file is in a command that restores it (`sed … f && pytest; git checkout -- f`), not in
+/// one that writes it (`git checkout -- f && sed … f`). Without a command to read (an editing
+/// tool), the revert is taken as last.
+fn put_back_last(a: &Action<'_>, file: &str) -> bool {
+    const RESTORES: &[&str] = &["git checkout", "git restore", "git stash", "git reset", "cp ", "mv "];
+    let Some(cmd) = a.command.as_deref() else { return true };
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let Some(at) = cmd.rfind(name) else { return true };
+    // The simple command the last mention sits in.
+    let start = cmd[..at].rfind(['&', '|', ';', '\n']).map_or(0, |k| k + 1);
+    let revert_at = RESTORES.iter().filter_map(|r| cmd.rfind(r)).max();
+    match revert_at {
+        Some(r) if r >= start => true,
+        Some(r) => r > at,
+        None => true,
+    }
+}
+
 /// Per action, per write: whether that action or a later one put the file back (`git checkout
-/// -- f`, `git stash`, a backup restored; a command that edits, runs the tests and restores puts
-/// back its own edit) and no change after that wrote it again. One pass from the end, keeping
-/// the latest event per file, so a long record costs a pass, not a pass per write.
-fn put_back_writes(acts: &[Action<'_>], changed: &[bool]) -> Vec<Vec<bool>> {
+/// -- f`, a stash never popped, a backup restored) and no change after that wrote it again. A
+/// command that writes and puts back the same file is read in its own order (`put_back_last`);
+/// a revert that failed put nothing back; a whole-tree revert leaves the files the run created
+/// (git keeps untracked files). One pass from the end, keeping the latest event per file in
+/// buckets by file name, so a long record costs a pass.
+fn put_back_writes(acts: &[Action<'_>], changed: &[bool], created: &BTreeSet<String>) -> Vec<Vec<bool>> {
+    type Event = (usize, bool);
     // Positions: an action's writes at 2i, its reverts at 2i + 1 (after them).
-    let mut latest: Vec<(&str, usize, bool)> = Vec::new();
-    let mut whole: Option<(usize, bool)> = None;
+    let mut latest: HashMap<&str, Vec<(&str, Event)>> = HashMap::new();
+    let mut whole: Option<Event> = None;
     let mut out: Vec<Vec<bool>> = vec![Vec::new(); acts.len()];
+    let find = |latest: &HashMap<&str, Vec<(&str, Event)>>, w: &str| -> Option<Event> {
+        latest.get(w.rsplit('/').next().unwrap_or(w)).and_then(|v| v.iter().find(|(g, _)| same_file(g, w)).map(|(_, e)| *e))
+    };
     for (i, a) in acts.iter().enumerate().rev() {
-        for f in &a.reverts {
-            if f == "*" {
-                whole.get_or_insert((2 * i + 1, true));
-            } else if !latest.iter().any(|(g, _, _)| same_file(g, f)) {
-                latest.push((f.as_str(), 2 * i + 1, true));
+        // What later actions did, before this one's own reverts are counted.
+        let later: Vec<Option<Event>> = a.writes.iter().map(|w| find(&latest, w)).collect();
+        let later_whole = whole;
+        let ran = reverted(a);
+        if ran {
+            for f in &a.reverts {
+                if f == "*" {
+                    whole.get_or_insert((2 * i + 1, true));
+                } else if find(&latest, f).is_none() {
+                    // Put back and then written again in the same command: its last event is a
+                    // change.
+                    let rewritten = changed[i] && a.writes.iter().any(|w| same_file(w, f)) && !put_back_last(a, f);
+                    let key: &str = f.rsplit('/').next().unwrap_or(f);
+                    latest.entry(key).or_default().push((f.as_str(), (2 * i + 1, !rewritten)));
+                }
             }
         }
         out[i] = a
             .writes
             .iter()
-            .map(|w| {
-                let file = latest.iter().find(|(g, _, _)| same_file(g, w)).map(|(_, at, revert)| (*at, *revert));
-                match (file, whole) {
-                    (Some(f), Some(t)) => (if f.0 > t.0 { f } else { t }).1,
-                    (Some((_, revert)), None) | (None, Some((_, revert))) => revert,
-                    (None, None) => false,
+            .zip(&later)
+            .map(|(w, later)| {
+                let own = ran
+                    && (a.reverts.iter().any(|f| f != "*" && same_file(f, w))
+                        || (a.reverts.iter().any(|f| f == "*") && !created.contains(w)))
+                    && put_back_last(a, w);
+                let whole = later_whole.filter(|_| !created.contains(w));
+                let last = match (*later, whole) {
+                    (Some(f), Some(t)) => Some(if f.0 > t.0 { f } else { t }),
+                    (one, None) | (None, one) => one,
+                };
+                // This action's own revert, when it came after its write, is the latest event
+                // unless a later action did something to the file.
+                match last {
+                    Some((_, revert)) => revert,
+                    None => own,
                 }
             })
             .collect();
         if changed[i] {
             for w in a.writes.iter().filter(|w| !opaque(w)) {
-                if !latest.iter().any(|(g, _, _)| same_file(g, w)) {
-                    latest.push((w.as_str(), 2 * i, false));
+                if find(&latest, w).is_none() {
+                    let key: &str = w.rsplit('/').next().unwrap_or(w);
+                    latest.entry(key).or_default().push((w.as_str(), (2 * i, false)));
                 }
             }
         }
         // `git stash pop` brings a stashed tree back: a change to every file.
-        if a.writes.iter().any(|w| w == "(git stash)") {
+        if ran && a.writes.iter().any(|w| w == "(git stash)") {
             whole.get_or_insert((2 * i, false));
         }
     }
@@ -256,7 +310,7 @@ fn undone(
     patch: Option<&[PatchFile]>,
     aside: &dyn Fn(&str) -> bool,
 ) -> Option<(usize, usize, String)> {
-    for (r, a) in acts.iter().enumerate() {
+    for (r, a) in acts.iter().enumerate().filter(|(_, a)| reverted(a)) {
         for f in a.reverts.iter().filter(|f| !aside(f)) {
             let all = f == "*";
             let Some(hit) = (0..r).rev().find(|&i| changed[i] && (all || acts[i].writes.iter().any(|w| same_file(w, f)))) else {
@@ -266,10 +320,14 @@ fn undone(
             let redone = match patch {
                 Some(p) => p.iter().any(|pf| same_file(&file, &pf.path)),
                 // `git stash pop` / `apply` brings a stashed tree back.
-                None => (r + 1..acts.len()).any(|j| {
-                    (changed[j] && acts[j].writes.iter().any(|w| all || same_file(w, f)))
-                        || (all && acts[j].writes.iter().any(|w| w == "(git stash)"))
-                }),
+                None => {
+                    // The same command wrote it again after putting it back.
+                    (changed[r] && a.writes.iter().any(|w| !opaque(w) && (all || same_file(w, f)) && !put_back_last(a, w)))
+                        || (r + 1..acts.len()).any(|j| {
+                            (changed[j] && acts[j].writes.iter().any(|w| all || same_file(w, f)))
+                                || (all && acts[j].writes.iter().any(|w| w == "(git stash)"))
+                        })
+                }
             };
             if !redone {
                 return Some((hit, r, file));

@@ -638,8 +638,11 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
     // the workspace, which DESIGN.md counts as nothing submitted.
     if finished
         && changes.last().is_none()
-        && let Some(a) = acts.iter().find(|a| a.swallowed)
+        && let Some(first) = acts.iter().position(|a| a.swallowed)
+        // From that call on, every command was swallowed: the terminal never came back.
+        && acts[first..].iter().all(|a| a.swallowed || !p.is_shell(a.name) || a.command.as_deref().is_some_and(|c| c.trim().is_empty()))
     {
+        let a = &acts[first];
         let keys = t.steps[a.at.step as usize].tool_calls.get(a.at.call as usize).and_then(|c| c.shell_command(&p.shell_arguments));
         let ex = keys.as_deref().map_or(a.name, |k| head(k).lines().next().unwrap_or(a.name));
         let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], ex);
@@ -895,9 +898,19 @@ fn call_excerpt<'t>(t: &Trajectory, a: &'t Action<'_>) -> &'t str {
 /// ("I cannot run the macOS backend here, so I cannot verify the fix directly"), when no check
 /// ran after it: the checks before it did not cover the change, by the agent's own account.
 fn said_unchecked<'t>(t: &'t Trajectory, acts: &[Action<'_>], from: u32, p: &Profile) -> Option<(u32, &'t str)> {
+    // Not when the sentence goes on to a check that did run ("..., but the unit tests pass").
+    let contrasted = |text: &str, end: usize| {
+        let rest = &text[end..];
+        let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
+        rest.contains(" but ") || rest.contains("however")
+    };
     let (step, said) = t.steps.iter().enumerate().skip(from as usize).rev().find_map(|(i, s)| {
-        (s.role == Role::Assistant)
-            .then(|| p.cannot_check.find(&s.text).map(|m| (u32::try_from(i).unwrap_or(u32::MAX), window(&s.text, m.range()))))?
+        (s.role == Role::Assistant).then(|| {
+            p.cannot_check
+                .find(&s.text)
+                .filter(|m| !contrasted(&s.text, m.end()))
+                .map(|m| (u32::try_from(i).unwrap_or(u32::MAX), window(&s.text, m.range())))
+        })?
     })?;
     (!acts.iter().any(|b| b.at.step >= step && checks(b))).then_some((step, said))
 }
@@ -982,8 +995,22 @@ fn runs_the_package(b: &Action<'_>, files: &[String]) -> bool {
         let Some(w) = words.first() else { return false };
         let prog = w.rsplit('/').next().unwrap_or(w);
         // `python -m sphinx.cmd.build`: the package's module run as a program.
-        let module = (prog.starts_with("python"))
-            .then(|| words.iter().position(|a| *a == "-m").and_then(|i| words.get(i + 1)))
+        // `-m` among the interpreter's own options, before any script it runs.
+        let module = prog
+            .starts_with("python")
+            .then(|| {
+                let mut args = words[1..].iter();
+                // Options up to `-m`; a word that is no option is the script, and ends them.
+                while let Some(a) = args.next() {
+                    if *a == "-m" {
+                        return args.next();
+                    }
+                    if !a.starts_with('-') {
+                        return None;
+                    }
+                }
+                None
+            })
             .flatten()
             .map(|m| m.split('.').next().unwrap_or(m));
         packages.iter().any(|p| prog == *p || prog.strip_prefix(p).is_some_and(|rest| rest.starts_with(['-', '_'])) || module == Some(*p))
@@ -1042,14 +1069,27 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
 }
 
 /// `false_done`: its last words claim success: its closing replies (the replies with words in
-/// them since its last change, latest first, up to one that claims or gives up: a harness may
-/// close with the diff pasted again, or with housekeeping calls, after the words that claim),
+/// them since its last change, latest first, the same reply pasted again counted once, at most
+/// [`CLOSING_REPLIES`], up to one that claims or gives up: a harness may close with the diff
+/// pasted again, or with housekeeping calls, after the words that claim),
 /// with what it submitted on answer tasks; or it finished again after its harness asked it to
 /// confirm that the task is complete (terminus's `mark_task_complete`).
+/// How many of its distinct closing replies are its last words.
+const CLOSING_REPLIES: usize = 5;
+
 fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     let since = changes.last().map_or(0, |i| acts[i].at.step as usize);
+    let mut seen: Vec<String> = Vec::new();
     for s in super::mechanics::closing_replies(t, since) {
         let text = final_text(s);
+        // A reply pasted again (a harness that repeats its final message) is one reply.
+        if seen.iter().any(|x| x.trim() == text.trim()) {
+            continue;
+        }
+        if seen.len() == CLOSING_REPLIES {
+            break;
+        }
+        seen.push(text.clone());
         if p.resignation.is_match(&text) {
             return;
         }

@@ -137,9 +137,12 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profi
     // The repository's own files among the changes that stay (not scratch files it made).
     let kept = &changes.files;
     // Without a patch to show it was the repository's, a file the run only removed (one made
-    // before the record starts, like a scratch test a previous session left) is not shown changed.
+    // before the record starts, like a scratch test a previous session left at the top of the
+    // tree) is not shown changed.
+    // Only outside a test directory: `rm tests/test_models.py` removes a repository test.
     let only_removed = |f: &str| {
         changes.patch.is_none()
+            && !f.split('/').rev().skip(1).any(|d| matches!(d, "tests" | "test" | "testing" | "spec" | "__tests__"))
             && acts
                 .iter()
                 .filter(|a| a.writes.iter().any(|w| super::changes::same_file(w, f)))

@@ -55,6 +55,9 @@ pub struct ShellEffects {
     /// `git stash` pushes less pops in the command: one that stashes and pops again
     /// (`git stash && pytest && git stash pop`) puts nothing back.
     pub stash_depth: i32,
+    /// The command stashes and pops again: undone nothing if it ran to its end
+    /// ([`ShellEffects::settle_round_trip`]).
+    pub stash_round_trip: bool,
 }
 
 impl ShellEffects {
@@ -985,10 +988,10 @@ fn sed_in_place(args: &[String]) -> Option<(Vec<String>, Vec<Option<String>>)> {
     in_place.then_some((operands, scripts))
 }
 
-/// A `sed` script of substitutions that each only swap `'` and `"` (`s/"%s"/'%s'/g`): in the
-/// languages agents edit, a change of quoting style, not of behaviour.
+/// A `sed` script of substitutions that each only swap `'` and `"`, character for character
+/// (`s/"%s"/'%s'/g`; not `s/'None'/None/`, which makes a string a value): in Python and
+/// JavaScript, which most SWE tasks are, a change of quoting style, not of behaviour.
 fn swaps_quotes(script: &str) -> bool {
-    let strip = |x: &str| x.replace(['\'', '"'], "");
     let subs: Vec<&str> = script.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()).collect();
     !subs.is_empty()
         && subs.iter().all(|sub| {
@@ -998,7 +1001,12 @@ fn swaps_quotes(script: &str) -> bool {
                 return false;
             }
             let parts: Vec<&str> = chars.as_str().split(d).collect();
-            matches!(parts.as_slice(), [from, to, flags] if from != to && strip(from) == strip(to) && flags.chars().all(|f| f.is_ascii_alphanumeric()))
+            let swapped = |a: &str, b: &str| {
+                a != b
+                    && a.chars().count() == b.chars().count()
+                    && a.chars().zip(b.chars()).all(|(x, y)| x == y || (matches!(x, '\'' | '"') && matches!(y, '\'' | '"')))
+            };
+            matches!(parts.as_slice(), [from, to, flags] if swapped(from, to) && flags.chars().all(|f| f.is_ascii_alphanumeric()))
         })
 }
 
@@ -1017,18 +1025,28 @@ fn settle_cd(command: &str, fx: &mut ShellEffects) {
 }
 
 /// A command that stashes its changes and pops them again (to compare a test run on the
-/// original code) leaves the tree as it was: neither an undo nor a change.
+/// original code) leaves the tree as it was, if it ran to its end: neither an undo nor a change.
 fn settle_stash(fx: &mut ShellEffects) {
     let pushes = fx.reverts.iter().filter(|r| *r == "*").count();
-    if fx.stash_depth <= 0 && pushes > 0 && fx.writes.iter().any(|w| w == "(git stash)") {
-        let mut popped = 0;
-        fx.reverts.retain(|r| {
-            r != "*" || {
-                popped += 1;
-                popped > 1
-            }
-        });
-        fx.writes.retain(|w| w != "(git stash)");
+    fx.stash_round_trip = fx.stash_depth <= 0 && pushes > 0 && fx.writes.iter().any(|w| w == "(git stash)");
+}
+
+impl ShellEffects {
+    /// Drops a stash and its pop from one command that ran to its end: the pop ran, and the tree
+    /// is as it was. A command that failed may have stopped before its pop (`git stash && pytest
+    /// && git stash pop` with failing tests leaves the tree stashed), so its stash stands.
+    pub fn settle_round_trip(&mut self, ran_to_end: bool) {
+        if self.stash_round_trip && ran_to_end {
+            let mut popped = 0;
+            self.reverts.retain(|r| {
+                r != "*" || {
+                    popped += 1;
+                    popped > 1
+                }
+            });
+            self.writes.retain(|w| w != "(git stash)");
+        }
+        self.stash_round_trip = false;
     }
 }
 
@@ -1055,12 +1073,12 @@ fn deletes_lines(script: &str) -> Option<Vec<String>> {
 /// Files only restyled or pruned that nothing else in the command wrote are writes too; one
 /// written otherwise as well was changed.
 fn settle_restyled(fx: &mut ShellEffects) {
-    fx.restyled.retain(|r| !fx.writes.contains(r));
-    fx.restyled.dedup();
     if fx.pruned.iter().any(|r| fx.writes.contains(r) || fx.restyled.contains(r)) {
         fx.writes.append(&mut fx.pruned);
         fx.pruned_by.clear();
     }
+    fx.restyled.retain(|r| !fx.writes.contains(r));
+    fx.restyled.dedup();
     fx.pruned.dedup();
     fx.writes.extend(fx.pruned.iter().cloned());
     fx.writes.extend(fx.restyled.iter().cloned());
@@ -1384,10 +1402,17 @@ mod tests {
     }
 
     #[test]
-    fn a_stash_popped_again_in_the_same_command_undoes_nothing() {
+    fn a_stash_popped_again_in_a_command_that_ran_to_its_end_undoes_nothing() {
         let fx = analyse("git stash && python -m pytest tests/test_x.py -q && git stash pop");
-        assert!(fx.reverts.is_empty(), "{:?}", fx.reverts);
-        assert!(fx.writes.is_empty(), "{:?}", fx.writes);
+        assert!(fx.stash_round_trip);
+        let mut ran = fx.clone();
+        ran.settle_round_trip(true);
+        assert!(ran.reverts.is_empty(), "{:?}", ran.reverts);
+        assert!(ran.writes.is_empty(), "{:?}", ran.writes);
+        // The tests failed, so `&&` never reached the pop: the tree stays stashed.
+        let mut failed = fx;
+        failed.settle_round_trip(false);
+        assert_eq!(failed.reverts, ["*"]);
         assert_eq!(analyse("git stash").reverts, ["*"]);
         assert_eq!(analyse("git stash pop").writes, ["(git stash)"]);
     }
@@ -1407,6 +1432,8 @@ mod tests {
                 "sed -i -f fix.sed f.py",
                 "sed -i \"s/'a'/\\\"a\\\"/\" f.py && echo 1 >> f.py",
                 "sed -i 's/\\/a/\\/b/' f.py",
+                "sed -i \"s/return 'None'/return None/\" f.py",
+                "sed -i 's/\"%s\"/%s/g' f.py",
             ],
         );
     }
