@@ -81,9 +81,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     let mut debug = DebugLines::default();
     let mut ps2_screens: HashMap<u32, bool> = HashMap::new();
-    t.calls()
-        // The harness's own commands are not the agent's actions.
-        .filter(|(_, call)| p.own_commands.is_empty() || !(p.is_shell(&call.name) && call_is_own(call, p)))
+    agent_calls(t, p)
         .enumerate()
         .map(|(k, (at, call))| {
             let (result_step, result) = match results.get(&at) {
@@ -117,9 +115,8 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             // so the tool it named is still judged against the registry.
             let refused = t.steps[at.step as usize].format_error.is_some() && a.ok != Some(true);
             // Keystrokes the terminal took as more input to a construct an earlier command left
-            // open never ran either.
-            // A screen with no line after the continuation prompt swallowed nothing: most screens,
-            // searched once per step, not once per call.
+            // open never ran either. A screen with no line after the continuation prompt swallowed
+            // nothing: most screens, searched once per step, not once per call.
             let swallowed = p.continuation_prompt.as_deref().is_some_and(|ps2| {
                 let step = &t.steps[at.step as usize];
                 *ps2_screens.entry(at.step).or_insert_with(|| {
@@ -175,12 +172,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 // A file an editor writes under /tmp is as much scratch as one a command writes.
                 a.writes = paths
                     .iter()
-                    .filter(|w| {
-                        !shell::outside_workspace(w)
-                            || t.workdir.as_deref().is_some_and(|d| {
-                                w.strip_prefix(d.trim_end_matches('/')).is_some_and(|r| r.is_empty() || r.starts_with('/'))
-                            })
-                    })
+                    .filter(|w| !shell::outside_workspace(w) || t.workdir.as_deref().is_some_and(|d| shell::is_under(w, d)))
                     .cloned()
                     .collect();
                 if a.writes.is_empty() && !paths.is_empty() {
@@ -200,9 +192,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 a.passed = result.and_then(check_passed);
             }
             if !p.outside_dirs.is_empty() {
-                let outside = |w: &String| {
-                    p.outside_dirs.iter().any(|d| w.strip_prefix(d.as_str()).is_some_and(|r| r.is_empty() || r.starts_with('/')))
-                };
+                let outside = |w: &String| p.outside_dirs.iter().any(|d| shell::is_under(w, d));
                 a.writes.retain(|w| !outside(w));
                 a.deletes.retain(|w| !outside(w));
                 a.reverts.retain(|w| !outside(w));
@@ -226,9 +216,7 @@ struct DebugLines<'t> {
 impl<'t> DebugLines<'t> {
     /// Reads the calls before the `k`th (of the ones `actions` keeps) not read yet.
     fn read_to(&mut self, t: &'t Trajectory, k: usize, p: &Profile) {
-        let calls = self.calls.get_or_insert_with(|| {
-            t.calls().filter(|(_, c)| p.own_commands.is_empty() || !(p.is_shell(&c.name) && call_is_own(c, p))).map(|(_, c)| c).collect()
-        });
+        let calls = self.calls.get_or_insert_with(|| agent_calls(t, p).map(|(_, c)| c).collect());
         for call in calls.iter().take(k).skip(self.read) {
             // The argument values as typed (a command, an editor's new text), not their JSON, whose
             // escaped quotes would hide `print(f"DEBUG:`.
@@ -253,8 +241,13 @@ impl<'t> DebugLines<'t> {
     }
 }
 
-fn call_is_own(call: &crate::model::ToolCall, p: &Profile) -> bool {
-    call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c))
+/// The trajectory's calls but the commands its harness runs by itself (the profile's
+/// `own_commands`, Vorflux's memory flush): those are not the agent's actions.
+fn agent_calls<'t, 'p>(t: &'t Trajectory, p: &'p Profile) -> impl Iterator<Item = (CallRef, &'t crate::model::ToolCall)> + use<'t, 'p> {
+    t.calls().filter(move |(_, call)| {
+        p.own_commands.is_empty()
+            || !(p.is_shell(&call.name) && call.shell_command(&p.shell_arguments).is_some_and(|c| p.own_commands.is_match(&c)))
+    })
 }
 
 /// Lines of a terminal screen read for swallowed keystrokes.

@@ -62,6 +62,11 @@ pub fn same_file(written: &str, repo: &str) -> bool {
     w == r || ends_at_slash(w, r) || ends_at_slash(r, w)
 }
 
+/// The last part of a path: names that [`same_file`] can match share it.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// A write the command did not name a file for (`(sed -i)`, `(git apply)`).
 pub(crate) fn opaque(w: &str) -> bool {
     w.starts_with('(')
@@ -220,8 +225,7 @@ fn reverted(a: &Action<'_>) -> bool {
 fn put_back_last(a: &Action<'_>, file: &str) -> bool {
     const RESTORES: &[&str] = &["git checkout", "git restore", "git stash", "git reset", "cp ", "mv "];
     let Some(cmd) = a.command.as_deref() else { return true };
-    let name = file.rsplit('/').next().unwrap_or(file);
-    let Some(at) = cmd.rfind(name) else { return true };
+    let Some(at) = cmd.rfind(file_name(file)) else { return true };
     // The simple command the last mention sits in.
     let start = cmd[..at].rfind(['&', '|', ';', '\n']).map_or(0, |k| k + 1);
     let revert_at = RESTORES.iter().filter_map(|r| cmd.rfind(r)).max();
@@ -245,7 +249,7 @@ fn put_back_writes(acts: &[Action<'_>], changed: &[bool], created: &BTreeSet<Str
     let mut whole: Option<Event> = None;
     let mut out: Vec<Vec<bool>> = vec![Vec::new(); acts.len()];
     let find = |latest: &HashMap<&str, Vec<(&str, Event)>>, w: &str| -> Option<Event> {
-        latest.get(w.rsplit('/').next().unwrap_or(w)).and_then(|v| v.iter().find(|(g, _)| same_file(g, w)).map(|(_, e)| *e))
+        latest.get(file_name(w)).and_then(|v| v.iter().find(|(g, _)| same_file(g, w)).map(|(_, e)| *e))
     };
     for (i, a) in acts.iter().enumerate().rev() {
         // What later actions did, before this one's own reverts are counted.
@@ -260,8 +264,7 @@ fn put_back_writes(acts: &[Action<'_>], changed: &[bool], created: &BTreeSet<Str
                     // Put back and then written again in the same command: its last event is a
                     // change.
                     let rewritten = changed[i] && a.writes.iter().any(|w| same_file(w, f)) && !put_back_last(a, f);
-                    let key: &str = f.rsplit('/').next().unwrap_or(f);
-                    latest.entry(key).or_default().push((f.as_str(), (2 * i + 1, !rewritten)));
+                    latest.entry(file_name(f)).or_default().push((f.as_str(), (2 * i + 1, !rewritten)));
                 }
             }
         }
@@ -290,8 +293,7 @@ fn put_back_writes(acts: &[Action<'_>], changed: &[bool], created: &BTreeSet<Str
         if changed[i] {
             for w in a.writes.iter().filter(|w| !opaque(w)) {
                 if find(&latest, w).is_none() {
-                    let key: &str = w.rsplit('/').next().unwrap_or(w);
-                    latest.entry(key).or_default().push((w.as_str(), (2 * i, false)));
+                    latest.entry(file_name(w)).or_default().push((w.as_str(), (2 * i, false)));
                 }
             }
         }

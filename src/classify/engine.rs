@@ -1068,15 +1068,15 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
     }
 }
 
+/// How many of its distinct closing replies are its last words.
+const CLOSING_REPLIES: usize = 5;
+
 /// `false_done`: its last words claim success: its closing replies (the replies with words in
 /// them since its last change, latest first, the same reply pasted again counted once, at most
 /// [`CLOSING_REPLIES`], up to one that claims or gives up: a harness may close with the diff
 /// pasted again, or with housekeeping calls, after the words that claim),
 /// with what it submitted on answer tasks; or it finished again after its harness asked it to
 /// confirm that the task is complete (terminus's `mark_task_complete`).
-/// How many of its distinct closing replies are its last words.
-const CLOSING_REPLIES: usize = 5;
-
 fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     let since = changes.last().map_or(0, |i| acts[i].at.step as usize);
     let mut seen: Vec<String> = Vec::new();

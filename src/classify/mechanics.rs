@@ -139,10 +139,11 @@ pub fn compute(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profi
     // Without a patch to show it was the repository's, a file the run only removed (one made
     // before the record starts, like a scratch test a previous session left at the top of the
     // tree) is not shown changed.
-    // Only outside a test directory: `rm tests/test_models.py` removes a repository test.
+    // Only outside a test directory (the profile's `test_files` read on the file's directory):
+    // `rm tests/test_models.py` removes a repository test.
     let only_removed = |f: &str| {
         changes.patch.is_none()
-            && !f.split('/').rev().skip(1).any(|d| matches!(d, "tests" | "test" | "testing" | "spec" | "__tests__"))
+            && !f.rfind('/').is_some_and(|k| p.test_files.is_match(&f[..=k]))
             && acts
                 .iter()
                 .filter(|a| a.writes.iter().any(|w| super::changes::same_file(w, f)))

@@ -121,8 +121,7 @@ fn bounded(text: &str) -> &str {
 #[must_use]
 pub fn analyse_in(command: &str, workdir: Option<&str>) -> ShellEffects {
     let mut fx = analyse_all(command);
-    let under =
-        |w: &str| workdir.is_some_and(|d| w.strip_prefix(d.trim_end_matches('/')).is_some_and(|r| r.is_empty() || r.starts_with('/')));
+    let under = |w: &str| workdir.is_some_and(|d| is_under(w, d));
     fx.writes.retain(|w| !outside_workspace(w) || under(w));
     fx.misfired.retain(|w| !outside_workspace(w) || under(w));
     fx
@@ -265,9 +264,12 @@ enum Lang {
 
 /// Writes that leave the workspace alone: scratch and device files.
 pub(crate) fn outside_workspace(path: &str) -> bool {
-    ["/tmp", "/var/tmp", "/dev", "$TMPDIR", "${TMPDIR}"]
-        .iter()
-        .any(|dir| path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+    ["/tmp", "/var/tmp", "/dev", "$TMPDIR", "${TMPDIR}"].iter().any(|dir| is_under(path, dir))
+}
+
+/// Whether `path` is `dir` or lies under it (at a `/`, so `/tmpfoo` is not under `/tmp`).
+pub(crate) fn is_under(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir.trim_end_matches('/')).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// A file that holds a patch: `fix.patch`, `changes.diff`, `patch.txt`, `model_patch`.
