@@ -312,6 +312,32 @@ fn vorflux_session_ending_on_its_final_reply_ended_normally() {
     assert!(!has_rule(&v, "resign-silent"));
 }
 
+/// A compatibility shim the agent tried and swapped back (the edit's old and new text exchanged,
+/// as in a real Vorflux sphinx session) leaves its file as it was: the last change that stays is
+/// the checked fix, so no `unverified`, and a withdrawn shim is not a `regressed` fix.
+#[test]
+fn vorflux_shim_swapped_back_is_neither_the_last_change_nor_a_regression() {
+    let (t, v) = one("vorflux", "acme__widgets-4052");
+    let shim: Vec<&str> = t
+        .steps
+        .iter()
+        .flat_map(|s| &s.tool_calls)
+        .filter(|c| c.arguments["filePath"].as_str().is_some_and(|p| p.ends_with("compat.py")))
+        .map(|c| c.arguments["old_string"].as_str().unwrap())
+        .collect();
+    assert_eq!(shim.len(), 2, "the sample tries the shim and swaps it back");
+    assert_ne!(shim[0], shim[1]);
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(w.excerpt, "/code/acme/widgets/widgets/forms.py");
+    assert_eq!(
+        w.detail.as_deref(),
+        Some("changed /code/acme/widgets/widgets/forms.py; last check: python -m pytest at step 17, passed"),
+        "compat.py is not among the changes that stay"
+    );
+}
+
 /// terminus-2's only work was a script written with a here-doc that lost its newline: the shell
 /// took the script's run and every later command as the here-doc's body, so nothing it meant to
 /// make was made. Work never written to the workspace is an empty submission (DESIGN.md), and

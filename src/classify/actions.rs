@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::shell;
+use super::{changes, shell};
 use crate::model::{CallRef, ToolResult, Trajectory};
 use crate::rules::profile::Profile;
 
@@ -24,6 +24,10 @@ pub struct Action<'t> {
     pub deletes: Vec<String>,
     /// Files it puts back to an earlier state (`*`: the whole tree).
     pub reverts: Vec<String>,
+    /// Its revert swaps back the text of its own earlier edit: an edit it chose to withdraw (a
+    /// shim it tried), which leaves the file as it was, rather than work lost to a blunt
+    /// `git checkout` or stash; not a regression.
+    pub withdraws: bool,
     /// Writes that went to a name a leaked escape mangled (`> app.py\\n`): meant, never landed.
     pub misfired: Vec<String>,
     /// The terminal took its keystrokes as more input to a here-doc or quote an earlier command
@@ -81,6 +85,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     let mut debug = DebugLines::default();
     let mut ps2_screens: HashMap<u32, bool> = HashMap::new();
+    let mut swaps = Swaps::default();
     agent_calls(t, p)
         .enumerate()
         .map(|(k, (at, call))| {
@@ -96,6 +101,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 writes: Vec::new(),
                 deletes: Vec::new(),
                 reverts: Vec::new(),
+                withdraws: false,
                 misfired: Vec::new(),
                 cosmetic: false,
                 swallowed: false,
@@ -151,6 +157,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                         debug.read_to(t, k, p);
                         fx.pruned_by.iter().all(|pat| debug.has(pat, p))
                     };
+                    if a.ok != Some(false) {
+                        swaps.touched(&writes);
+                    }
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
                     a.writes = writes;
@@ -184,6 +193,16 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 a.creates = p.create_tools.iter().any(|m| m.matches(&call.name, &call.arguments));
                 if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
                     a.reverts.clone_from(&a.writes);
+                } else if a.ok != Some(false) {
+                    match (replacement(&call.arguments, p), a.writes.as_slice()) {
+                        (Some(r), [w]) if !a.creates => {
+                            if swaps.swap(w, r) {
+                                a.reverts.clone_from(&a.writes);
+                                a.withdraws = true;
+                            }
+                        }
+                        _ => swaps.touched(&a.writes),
+                    }
                 }
             } else if p.verify_tools.iter().any(|v| v == &call.name) {
                 a.verification = Some(call.name.clone());
@@ -238,6 +257,53 @@ impl<'t> DebugLines<'t> {
     fn has(&self, pat: &str, p: &Profile) -> bool {
         pat.chars().count() >= 4
             && self.lines.iter().any(|l| l.match_indices(pat).any(|(i, _)| p.debug_output.is_match(&l[..i + pat.len()])))
+    }
+}
+
+/// An editing call's text replacement (the profile's `replace_arguments`), when it replaces one
+/// occurrence: `replace_all` may have changed more than the swap back restores.
+fn replacement<'a>(args: &'a Value, p: &Profile) -> Option<(&'a str, &'a str)> {
+    if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    p.replace_arguments.iter().find_map(|(o, n)| Some((args.get(o)?.as_str()?, args.get(n)?.as_str()?)))
+}
+
+/// Per file, the text replacements an editing tool made that no later one swapped back, and
+/// whether anything else wrote the file: an edit that swaps back an earlier one's text
+/// (`old`/`new` exchanged), leaving no other change to the file, put the file back as it was
+/// (a compatibility shim tried and taken out). Files are keyed by name, so a command's relative
+/// path and an editor's absolute one meet; anything else that wrote a file of that name makes
+/// its state unknown.
+#[derive(Default)]
+struct Swaps {
+    files: HashMap<String, (Vec<(String, String)>, bool)>,
+}
+
+impl Swaps {
+    fn touched(&mut self, writes: &[String]) {
+        for w in writes {
+            self.files.entry(changes::file_name(w).to_string()).or_default().1 = true;
+        }
+    }
+
+    /// Records the replacement; true when it swapped back the last one left on a file nothing
+    /// else wrote.
+    fn swap(&mut self, file: &str, (old, new): (&str, &str)) -> bool {
+        let (open, other) = self.files.entry(changes::file_name(file).to_string()).or_default();
+        if old == new {
+            return false;
+        }
+        match open.iter().rposition(|(o, n)| o == new && n == old) {
+            Some(k) => {
+                open.remove(k);
+                open.is_empty() && !*other
+            }
+            None => {
+                open.push((old.to_string(), new.to_string()));
+                false
+            }
+        }
     }
 }
 
@@ -346,6 +412,24 @@ pub fn check_passed(r: &ToolResult) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_swap_back_puts_the_file_back_only_when_nothing_else_changed_it() {
+        let mut s = Swaps::default();
+        assert!(!s.swap("/repo/a.py", ("x", "y")));
+        assert!(!s.swap("a.py", ("p", "q")));
+        assert!(!s.swap("a.py", ("y", "x")), "q is still in place of p");
+        assert!(s.swap("a.py", ("q", "p")));
+        // A file a command also wrote is in a state the swaps cannot tell.
+        assert!(!s.swap("b.py", ("x", "y")));
+        s.touched(&["src/b.py".to_string()]);
+        assert!(!s.swap("b.py", ("y", "x")));
+        // An edit that changes nothing swaps nothing back.
+        assert!(!s.swap("c.py", ("x", "x")));
+        let p = crate::rules::Rules::builtin().expect("built-in rules").profile_for("vorflux").clone();
+        assert_eq!(replacement(&serde_json::json!({"old_string": "a", "new_string": "b"}), &p), Some(("a", "b")));
+        assert_eq!(replacement(&serde_json::json!({"old_string": "a", "new_string": "b", "replace_all": true}), &p), None);
+    }
 
     #[test]
     fn apply_patch_names_its_files() {

@@ -63,7 +63,7 @@ pub fn same_file(written: &str, repo: &str) -> bool {
 }
 
 /// The last part of a path: names that [`same_file`] can match share it.
-fn file_name(path: &str) -> &str {
+pub(crate) fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
@@ -312,7 +312,7 @@ fn undone(
     patch: Option<&[PatchFile]>,
     aside: &dyn Fn(&str) -> bool,
 ) -> Option<(usize, usize, String)> {
-    for (r, a) in acts.iter().enumerate().filter(|(_, a)| reverted(a)) {
+    for (r, a) in acts.iter().enumerate().filter(|(_, a)| reverted(a) && !a.withdraws) {
         for f in a.reverts.iter().filter(|f| !aside(f)) {
             let all = f == "*";
             let Some(hit) = (0..r).rev().find(|&i| changed[i] && (all || acts[i].writes.iter().any(|w| same_file(w, f)))) else {

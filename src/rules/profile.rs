@@ -30,6 +30,8 @@ pub struct RawProfile {
     #[serde(default)]
     pub path_arguments: Vec<String>,
     #[serde(default)]
+    pub replace_arguments: Vec<String>,
+    #[serde(default)]
     pub mutate_tools: Vec<String>,
     #[serde(default)]
     pub create_tools: Vec<String>,
@@ -83,6 +85,7 @@ impl RawProfile {
             &self.shell_tools,
             &self.shell_arguments,
             &self.path_arguments,
+            &self.replace_arguments,
             &self.mutate_tools,
             &self.create_tools,
             &self.revert_tools,
@@ -297,6 +300,9 @@ pub struct Profile {
     pub shell_tools: Vec<String>,
     pub shell_arguments: Vec<String>,
     pub path_arguments: Vec<String>,
+    /// An editing tool's text replacement, as `old=new` argument names (`old_str=new_str`): an
+    /// edit that swaps back an earlier one's text puts the file back.
+    pub replace_arguments: Vec<(String, String)>,
     pub mutate_tools: Vec<ToolMatcher>,
     /// Mutating tools that write a file whole (a new file, not an edit of one).
     pub create_tools: Vec<ToolMatcher>,
@@ -403,6 +409,19 @@ impl Profile {
             }
             Ok(Phrases::from_list(list))
         };
+        for (file, text, r) in layers {
+            if let Some(bad) =
+                r.replace_arguments.iter().find(|s| s.split_once('=').is_none_or(|(o, n)| o.trim().is_empty() || n.trim().is_empty()))
+            {
+                return Err(RulesError::at(
+                    file,
+                    text,
+                    None,
+                    format!("replace_arguments entry {bad:?} is not `old=new`"),
+                    Some("name the argument holding the replaced text and the one holding its replacement: \"old_str=new_str\"".into()),
+                ));
+            }
+        }
         Ok(Self {
             name: own.name.clone(),
             file: own_file,
@@ -413,6 +432,10 @@ impl Profile {
             shell_tools: cat(&|r| &r.shell_tools),
             shell_arguments: cat(&|r| &r.shell_arguments),
             path_arguments: cat(&|r| &r.path_arguments),
+            replace_arguments: cat(&|r| &r.replace_arguments)
+                .iter()
+                .filter_map(|s| s.split_once('=').map(|(o, n)| (o.trim().to_string(), n.trim().to_string())))
+                .collect(),
             mutate_tools: cat(&|r| &r.mutate_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
             create_tools: cat(&|r| &r.create_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
             revert_tools: cat(&|r| &r.revert_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
