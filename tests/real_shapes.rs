@@ -312,6 +312,28 @@ fn vorflux_session_ending_on_its_final_reply_ended_normally() {
     assert!(!has_rule(&v, "resign-silent"));
 }
 
+/// A check is the same check only while its own script is unchanged: the reproduction script
+/// passed, was widened with a second case, and then failed. That is a new check failing, not the
+/// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).
+#[test]
+fn mini_swe_agent_a_widened_reproduction_script_failing_is_not_a_regression() {
+    let (t, v) = one("mini-swe-agent/swebench-results", "acme__pkgtools-451");
+    let runs: Vec<&str> = t
+        .steps
+        .iter()
+        .flat_map(|s| &s.tool_calls)
+        .filter_map(|c| c.arguments["command"].as_str())
+        .filter(|c| *c == "python reproduce_issue.py")
+        .collect();
+    assert_eq!(runs.len(), 3, "failed, passed after the fix, failed after the script was widened");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    assert!(!has_rule(&v, "flag-regressed"));
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(w.steps, [12, 17]);
+    assert!(w.detail.as_deref().unwrap().ends_with("last check: python reproduce_issue.py at step 17, failed"), "{:?}", w.detail);
+}
+
 /// A compatibility shim the agent tried and swapped back (the edit's old and new text exchanged,
 /// as in a real Vorflux sphinx session) leaves its file as it was: the last change that stays is
 /// the checked fix, so no `unverified`, and a withdrawn shim is not a `regressed` fix.

@@ -1054,6 +1054,11 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
             continue;
         };
         let changed_between = changes.matters[i + 1..j].iter().any(|m| *m);
+        // A check whose own script or test file was written in between is another check.
+        let own_files_changed = acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w));
+        if own_files_changed {
+            continue;
+        }
         let passed_again = acts[j + 1..].iter().any(|b| b.key == a.key && b.passed == Some(true));
         if changed_between && !passed_again {
             let b = &acts[j];
@@ -1066,6 +1071,17 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
             return;
         }
     }
+}
+
+/// Whether check `a` names file `w`: a script it runs, or a path among its command's words
+/// (`pytest tests/test_m.py`).
+fn names_file(a: &Action<'_>, w: &str) -> bool {
+    a.runs.iter().any(|r| changes::same_file(w, r))
+        || a.command.as_deref().is_some_and(|c| {
+            c.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '&' | '|' | '\'' | '"' | '(' | ')'))
+                .filter(|word| word.contains('.') || word.contains('/'))
+                .any(|word| changes::same_file(w, word))
+        })
 }
 
 /// How many of its distinct closing replies are its last words.
