@@ -145,6 +145,8 @@ pub fn run(a: &ClassifyArgs) -> Result<Done, CliError> {
         inputs: a.inputs.clone(),
         verdicts: a.classify.verdicts.clone(),
         format: a.classify.input_format.clone(),
+        // Verdicts name their source file, never its sha256.
+        unhashed: true,
         ..IngestOptions::default()
     });
     // JSONL streams: each verdict is written as it comes, so memory holds one batch. CSV and

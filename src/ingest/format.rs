@@ -108,6 +108,8 @@ pub struct Ctx<'a> {
     /// Where a file is opened, by the path it is shown as, for the files shown otherwise (a
     /// manifest's `--shown-as`): provenance names files as shown.
     pub opened_as: Option<&'a std::collections::HashMap<String, PathBuf>>,
+    /// Sources are read without their sha256 (`IngestOptions::unhashed`).
+    pub unhashed: bool,
     /// Files by adapter and grandparent directory, built on first use.
     siblings: std::sync::OnceLock<std::collections::HashMap<(&'static str, PathBuf), Vec<PathBuf>>>,
 }
@@ -115,7 +117,7 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     #[must_use]
     pub fn new(join: &'a JoinIndex, files: &'a FileSet) -> Self {
-        Self { join, files, harness: None, opened_as: None, siblings: std::sync::OnceLock::new() }
+        Self { join, files, harness: None, opened_as: None, unhashed: false, siblings: std::sync::OnceLock::new() }
     }
 
     /// Files detected as `adapter` whose grandparent is `dir` (sibling trial directories of a

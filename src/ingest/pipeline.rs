@@ -38,6 +38,9 @@ pub struct IngestOptions {
     pub shard: Option<super::shard::Shard>,
     /// `--manifest`: the files and their formats from `coroner manifest` instead of a walk.
     pub manifest: Option<PathBuf>,
+    /// The caller writes nothing that names a file's sha256 (verdicts, not records): the files
+    /// read are not hashed (`source::hashing`).
+    pub unhashed: bool,
 }
 
 /// What happened to one input file.
@@ -261,7 +264,9 @@ pub fn run_map<T: Send>(
         .par_iter()
         .map(|&i| {
             let (f, Detected::Adapter { adapter, .. }) = &detected[i] else { unreachable!("filtered above") };
-            let r = Source::read(&f.path, &f.display).and_then(|src| Ok((adapter.outcomes(&src)?, src.provenance("outcome"))));
+            let r = super::source::hashing(!opts.unhashed, || {
+                Source::read(&f.path, &f.display).and_then(|src| Ok((adapter.outcomes(&src)?, src.provenance("outcome"))))
+            });
             (i, *adapter, r)
         })
         .collect();
@@ -386,6 +391,7 @@ pub fn run_map<T: Send>(
     let mut ctx = Ctx::new(&join, &fileset);
     ctx.harness = opts.harness.as_deref();
     ctx.opened_as = Some(&opened_as);
+    ctx.unhashed = opts.unhashed;
     let batch = rayon::current_num_threads().max(1) * BATCH_PER_THREAD;
     let mut account = |i: usize, adapter: &'static dyn Adapter, n: usize, errs: Vec<InputError>, fatal: Option<InputError>| {
         summary.trajectories += n;
@@ -473,7 +479,9 @@ fn parse_unit<T>(adapter: &'static dyn Adapter, unit: &Unit, ctx: &Ctx<'_>, map:
     let mut sink = |t: Trajectory| trajs.push(t);
     let mut out = Output::new(&mut sink);
     // A bug in one adapter must cost one file, not the run.
-    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
+    let res = super::source::hashing(!ctx.unhashed, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)))
+    });
     let mut errs = std::mem::take(&mut out.diagnostics);
     drop(out);
     let fatal = fatal_of(res, adapter, unit);
@@ -574,7 +582,9 @@ fn stream_unit<T: Send>(
     };
     let mut out = Output::new(&mut emit);
     // A bug in one adapter must cost one file, not the run.
-    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)));
+    let res = super::source::hashing(!ctx.unhashed, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.parse(unit, ctx, &mut out)))
+    });
     let mut errs = std::mem::take(&mut out.diagnostics);
     drop(out);
     written += flush(&mut pending, &mut write_err, &mut failed);
@@ -630,7 +640,9 @@ impl<'a> StatusFiles<'a> {
             return None;
         }
         let quoted = serde_json::to_string(raw).ok()?;
-        let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::Finder::new(needle).find_iter(bytes).last();
+        // Searched from the end: the status sits near the end of most records, and a forward
+        // scan of every occurrence read the whole file for it.
+        let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::rfind(bytes, needle);
         for i in 0..self.files.len() {
             let Some(bytes) = self.bytes(i) else { continue };
             let hit = last(bytes, quoted.as_bytes())

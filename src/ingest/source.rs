@@ -39,14 +39,14 @@ impl Source {
             return Err(InputError::new(InputErrorKind::Empty, display, "read a transcript: the file is empty")
                 .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"));
         }
-        let sha256 = crate::util::sha256_hex(&bytes);
+        let sha256 = digest(&bytes);
         Ok(Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() })
     }
 
     /// An in-memory source (tests, ZIP members).
     #[must_use]
     pub fn from_bytes(path: &Path, display: &str, bytes: Vec<u8>) -> Self {
-        let sha256 = crate::util::sha256_hex(&bytes);
+        let sha256 = digest(&bytes);
         Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() }
     }
 
@@ -101,6 +101,32 @@ impl Source {
     }
 }
 
+thread_local! {
+    static HASHING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Runs `f` with the sources it reads on this thread hashed (`hash`) or not. A command whose
+/// output names no file's sha256 (`classify` writes verdicts, not records) leaves out the
+/// SHA-256 of every byte it reads, a tenth of its time on a real run; `ingest`, whose records
+/// carry the hashes as provenance, always hashes. Scoped to the thread that reads, so two
+/// pipelines in one process (tests) do not see each other's choice; work `f` hands to other
+/// threads hashes as usual.
+pub fn hashing<R>(hash: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HASHING.with(|h| h.set(self.0));
+        }
+    }
+    let _restore = Restore(HASHING.with(|h| h.replace(hash)));
+    f()
+}
+
+/// The sha256 of bytes read, or nothing where [`hashing`] says no one will read it.
+fn digest(bytes: &[u8]) -> String {
+    if HASHING.with(std::cell::Cell::get) { crate::util::sha256_hex(bytes) } else { String::new() }
+}
+
 /// sha256 of a file read in chunks, for files too large to hold (archives, event streams).
 ///
 /// # Errors
@@ -124,4 +150,21 @@ pub fn sha256_file(path: &Path, shown: &str) -> Result<String, InputError> {
 #[must_use]
 pub fn io_error(display: &str, e: &std::io::Error) -> InputError {
     InputError::new(InputErrorKind::Io, display, format!("read the file: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_hashed_unless_the_reader_says_no_one_reads_the_hash() {
+        let p = Path::new("t.json");
+        let hashed = Source::from_bytes(p, "t.json", b"{}".to_vec());
+        assert_eq!(hashed.sha256, crate::util::sha256_hex(b"{}"));
+        let bare = hashing(false, || Source::from_bytes(p, "t.json", b"{}".to_vec()));
+        assert_eq!(bare.sha256, "");
+        // The choice ends with the scope, also when the scope panics.
+        let _ = std::panic::catch_unwind(|| hashing(false, || panic!("an adapter bug")));
+        assert_eq!(Source::from_bytes(p, "t.json", b"{}".to_vec()).sha256, hashed.sha256);
+    }
 }
