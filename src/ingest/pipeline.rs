@@ -640,9 +640,10 @@ impl<'a> StatusFiles<'a> {
             return None;
         }
         let quoted = serde_json::to_string(raw).ok()?;
-        // Searched from the end: the status sits near the end of most records, and a forward
-        // scan of every occurrence read the whole file for it.
-        let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::rfind(bytes, needle);
+        // A forward scan of every occurrence: memchr's reverse search has no vector prefilter,
+        // and a status early in the file (mini-swe-agent's `info` comes first) made it three
+        // times slower over the whole file.
+        let last = |bytes: &[u8], needle: &[u8]| memchr::memmem::Finder::new(needle).find_iter(bytes).last();
         for i in 0..self.files.len() {
             let Some(bytes) = self.bytes(i) else { continue };
             let hit = last(bytes, quoted.as_bytes())
