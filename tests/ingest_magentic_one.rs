@@ -54,9 +54,13 @@ fn real_logs_give_agent_steps_answers_terminations_and_joined_verdicts() {
 #[test]
 fn a_wrapped_log_carries_its_verdict_and_the_round_limit() {
     let (ts, s) = ingest(&[&samples("magentic-one")]);
-    assert_eq!(ts.len(), 1);
+    assert_eq!(ts.len(), 2);
     assert!(matches!(s.files.iter().find(|f| f.display.ends_with("verdicts.csv")).unwrap().status, FileStatus::Outcome { entries: 4, .. }));
-    let t = &ts[0];
+    let wrong = by_task(&ts, "studio-albums");
+    assert_eq!(wrong.outcome.status, OutcomeStatus::Failed);
+    assert_eq!(wrong.outcome.detail.as_deref(), Some("ground truth: 3"));
+    assert_eq!(wrong.submission.as_deref(), Some("4"));
+    let t = by_task(&ts, "sum-of-primes");
     assert_eq!(t.task_id, "sum-of-primes");
     assert_eq!(t.outcome.status, OutcomeStatus::Passed);
     assert_eq!(t.outcome.detail.as_deref(), Some("ground truth: 129"));

@@ -312,6 +312,21 @@ fn vorflux_session_ending_on_its_final_reply_ended_normally() {
     assert!(!has_rule(&v, "resign-silent"));
 }
 
+/// On an answer task the answer is the progress, and its evidence is the reply that gave it
+/// (Magentic-One's `FINAL ANSWER:` step), so a person checking the label is taken to it.
+#[test]
+fn magentic_one_wrong_final_answer_is_evidence_at_its_step() {
+    let (t, v) = one("magentic-one", "studio-albums");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(w.excerpt, "4");
+    assert_eq!(w.steps.len(), 1);
+    assert!(t.steps[w.steps[0] as usize].text.contains("FINAL ANSWER: 4"), "{:?}", t.steps[w.steps[0] as usize].text);
+    assert_eq!(w.detail.as_deref(), Some("submitted an answer; no check ran"));
+    assert!(w.source_span.is_some(), "the step's bytes");
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

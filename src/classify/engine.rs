@@ -144,7 +144,6 @@ fn on_steps(t: &Trajectory, rule: &str, supports: &str, steps: Vec<u32>, excerpt
     Evidence { rule: rule.into(), supports: supports.into(), steps, excerpt: excerpt.to_string(), detail: None, source_span: span }
 }
 
-/// Evidence from the run's end status (no step).
 /// Evidence resting on the run's end status rather than on steps; it points at the status's
 /// bytes when the ingest found them.
 fn on_status(t: &Trajectory, rule: &str, supports: &str, excerpt: &str, detail: Option<String>) -> Evidence {
@@ -752,17 +751,23 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         }
         None if answered => match acts.iter().rev().find(|a| a.finish) {
             Some(a) => on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![a.at.step], a.name),
-            // The submission, not the end status, is the evidence here.
-            None => Evidence {
-                source_span: None,
-                ..on_status(
-                    t,
-                    "worked-progress-then-failed",
-                    "worked_then_wrong",
-                    t.submission.as_deref().map(head).unwrap_or(""),
-                    Some("submitted an answer".into()),
-                )
-            },
+            // The submission, not the end status, is the evidence here: at the agent's reply
+            // that gave it (a final reply taken as the answer), where one holds it.
+            None => {
+                let answer = t.submission.as_deref().unwrap_or("");
+                let first = answer.trim().lines().next().unwrap_or("").trim();
+                let said = (!first.is_empty())
+                    .then(|| t.steps.iter().rposition(|s| s.role == Role::Assistant && s.text.contains(first)))
+                    .flatten()
+                    .and_then(|k| u32::try_from(k).ok());
+                match said {
+                    Some(k) => on_steps(t, "worked-progress-then-failed", "worked_then_wrong", vec![k], head(answer)),
+                    None => Evidence {
+                        source_span: None,
+                        ..on_status(t, "worked-progress-then-failed", "worked_then_wrong", head(answer), Some("submitted an answer".into()))
+                    },
+                }
+            }
         },
         None => return,
     };
@@ -794,7 +799,9 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
         }
         None => "; no check ran".to_string(),
     };
-    evidence.detail = Some(if files.is_empty() {
+    evidence.detail = Some(if last_mut.is_none() {
+        format!("submitted an answer{check}")
+    } else if files.is_empty() {
         format!("{} successful changes{kept}{check}", m.successful_mutations)
     } else {
         format!("changed {}{kept}{check}", files.iter().take(6).cloned().collect::<Vec<_>>().join(", "))
