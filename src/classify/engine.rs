@@ -1081,13 +1081,13 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
 }
 
 /// Whether check `a` names file `w`: a script it runs, or a path among its command's words
-/// (`pytest tests/test_m.py`).
+/// (`pytest tests/test_m.py`, `pytest tests/test_m.py::test_a`).
 fn names_file(a: &Action<'_>, w: &str) -> bool {
     a.runs.iter().any(|r| changes::same_file(w, r))
         || a.command.as_deref().is_some_and(|c| {
             c.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '&' | '|' | '\'' | '"' | '(' | ')'))
                 .filter(|word| word.contains('.') || word.contains('/'))
-                .any(|word| changes::same_file(w, word))
+                .any(|word| changes::same_file(w, word.split("::").next().unwrap_or(word)))
         })
 }
 
