@@ -80,7 +80,7 @@ pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) 
                 !rs.is_empty()
                     && rs.iter().all(|&(s, r)| {
                         let text = t.steps[s].tool_results[r].output.as_str();
-                        match p.meanings.table(Table::FormatError).find(|e| e.in_call_results && e.find(text).is_some()) {
+                        match p.meanings.table(Table::FormatError).find(|e| e.in_call_results && e.matches(text)) {
                             Some(e) => {
                                 answers.push((s, r, text, e.id.clone()));
                                 true
@@ -99,8 +99,7 @@ pub fn mark_format_errors(t: &mut Trajectory, p: &Profile, report: &mut Report) 
         let next = t.steps.get(i + 1).filter(|n| n.role != Role::Assistant);
         let answer =
             next.into_iter().flat_map(|n| std::iter::once(n.text.as_str()).chain(n.tool_results.iter().map(|r| r.output.as_str())));
-        let found =
-            own.chain(answer).find_map(|text| p.meanings.table(Table::FormatError).find(|e| e.find(text).is_some()).map(|e| (text, e)));
+        let found = own.chain(answer).find_map(|text| p.meanings.table(Table::FormatError).find(|e| e.matches(text)).map(|e| (text, e)));
         if let Some((text, e)) = found {
             marks.push((i, complaint_of(text), e.id.clone()));
         }

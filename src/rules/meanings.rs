@@ -217,6 +217,16 @@ impl Entry {
         }
     }
 
+    /// Whether it matches `text`, without the captures [`Entry::find`] builds: a search over a
+    /// long tool output stops at its first match.
+    #[must_use]
+    pub fn matches(&self, text: &str) -> bool {
+        match &self.matcher {
+            Matcher::Exact(v) => v == text.trim(),
+            Matcher::Pattern(re) => re.is_match(text),
+        }
+    }
+
     /// The pattern or value as written, for `rules explain`.
     #[must_use]
     pub fn shown(&self) -> String {
