@@ -625,6 +625,9 @@ impl<'a> StatusFiles<'a> {
                 if f.path.contains('!') || BINARY.contains(&ext.as_str()) {
                     return None;
                 }
+                if let Some(bytes) = super::source::take_recent(p) {
+                    return (bytes.len() as u64 <= STATUS_SEARCH_MAX).then_some(bytes);
+                }
                 if std::fs::metadata(p).map_or(true, |m| !m.is_file() || m.len() > STATUS_SEARCH_MAX) {
                     return None;
                 }

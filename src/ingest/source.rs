@@ -21,6 +21,36 @@ pub struct Source {
     pub sha256: String,
     /// Offsets of every newline, built on first use, so spans cost a binary search each.
     newlines: std::sync::OnceLock<Vec<usize>>,
+    /// Read from `path` on disk (not a ZIP member or test bytes): its bytes may be lent to the
+    /// next reader of that file on this thread (`take_recent`).
+    from_disk: bool,
+}
+
+thread_local! {
+    /// The bytes of the last file a `Source` read from disk on this thread, kept when it was
+    /// dropped: the ingest searches the file again for a status's span right after the adapter
+    /// that read it is done, and reading it a third time (after the probe and the parse) was a
+    /// copy of every input for nothing. One file per thread: memory stays bounded by the
+    /// largest input.
+    static RECENT: std::cell::RefCell<Option<(PathBuf, Vec<u8>)>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        if self.from_disk {
+            let kept = (std::mem::take(&mut self.path), std::mem::take(&mut self.bytes));
+            RECENT.with(|r| *r.borrow_mut() = Some(kept));
+        }
+    }
+}
+
+/// The bytes of `path` as the last `Source` read on this thread held them, if it read that
+/// file; taken, so a file is lent once.
+pub fn take_recent(path: &Path) -> Option<Vec<u8>> {
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.as_ref().is_some_and(|(p, _)| p == path) { r.take().map(|(_, b)| b) } else { None }
+    })
 }
 
 impl Source {
@@ -40,14 +70,28 @@ impl Source {
                 .with_help("an empty file usually means the harness crashed before writing; rerun the trial or remove the file"));
         }
         let sha256 = digest(&bytes);
-        Ok(Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() })
+        Ok(Self {
+            path: path.to_path_buf(),
+            display: display.to_string(),
+            bytes,
+            sha256,
+            newlines: std::sync::OnceLock::new(),
+            from_disk: true,
+        })
     }
 
     /// An in-memory source (tests, ZIP members).
     #[must_use]
     pub fn from_bytes(path: &Path, display: &str, bytes: Vec<u8>) -> Self {
         let sha256 = digest(&bytes);
-        Self { path: path.to_path_buf(), display: display.to_string(), bytes, sha256, newlines: std::sync::OnceLock::new() }
+        Self {
+            path: path.to_path_buf(),
+            display: display.to_string(),
+            bytes,
+            sha256,
+            newlines: std::sync::OnceLock::new(),
+            from_disk: false,
+        }
     }
 
     /// The bytes as text.
@@ -166,5 +210,21 @@ mod tests {
         // The choice ends with the scope, also when the scope panics.
         let _ = std::panic::catch_unwind(|| hashing(false, || panic!("an adapter bug")));
         assert_eq!(Source::from_bytes(p, "t.json", b"{}".to_vec()).sha256, hashed.sha256);
+    }
+
+    #[test]
+    fn a_file_read_whole_is_lent_once_to_the_next_reader_on_its_thread() {
+        let dir = std::env::temp_dir().join(format!("coroner-recent-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("run.json");
+        std::fs::write(&f, b"{\"status\": \"Submitted\"}").unwrap();
+        drop(Source::read(&f, "run.json").unwrap());
+        assert_eq!(take_recent(&dir.join("other.json")), None, "another file");
+        assert_eq!(take_recent(&f).as_deref(), Some(&b"{\"status\": \"Submitted\"}"[..]));
+        assert_eq!(take_recent(&f), None, "taken");
+        // Bytes that did not come from that file on disk are never lent as its bytes.
+        drop(Source::from_bytes(&f, "run.json", b"{}".to_vec()));
+        assert_eq!(take_recent(&f), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
