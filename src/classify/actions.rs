@@ -157,9 +157,8 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                         debug.read_to(t, k, p);
                         fx.pruned_by.iter().all(|pat| debug.has(pat, p))
                     };
-                    if a.ok != Some(false) {
-                        swaps.touched(&writes);
-                    }
+                    // Whether or not the command failed: a failing `sed -i … && pytest` wrote.
+                    swaps.touched(&writes);
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
                     a.writes = writes;
@@ -272,35 +271,63 @@ fn replacement<'a>(args: &'a Value, p: &Profile) -> Option<(&'a str, &'a str)> {
 /// Per file, the text replacements an editing tool made that no later one swapped back, and
 /// whether anything else wrote the file: an edit that swaps back an earlier one's text
 /// (`old`/`new` exchanged), leaving no other change to the file, put the file back as it was
-/// (a compatibility shim tried and taken out). Files are keyed by name, so a command's relative
-/// path and an editor's absolute one meet; anything else that wrote a file of that name makes
-/// its state unknown.
+/// (a compatibility shim tried and taken out). Kept in buckets by file name, so a command's
+/// relative path and an editor's absolute one meet, and paired only when [`changes::same_file`]
+/// says they are one file (`pkg/a/__init__.py` is not `pkg/b/__init__.py`). A write whose files
+/// cannot be named (`xargs sed -i`) may have changed any of them.
 #[derive(Default)]
 struct Swaps {
-    files: HashMap<String, (Vec<(String, String)>, bool)>,
+    files: HashMap<String, Vec<SwapFile>>,
+}
+
+/// One file's open replacements, and whether anything else wrote it since the first.
+struct SwapFile {
+    path: String,
+    open: Vec<(String, String)>,
+    other: bool,
 }
 
 impl Swaps {
+    fn file(&mut self, path: &str) -> &mut SwapFile {
+        let bucket = self.files.entry(changes::file_name(path).to_string()).or_default();
+        let k = match bucket.iter().position(|f| changes::same_file(&f.path, path)) {
+            Some(k) => k,
+            None => {
+                bucket.push(SwapFile { path: path.to_string(), open: Vec::new(), other: false });
+                bucket.len() - 1
+            }
+        };
+        &mut bucket[k]
+    }
+
+    /// Writes other than a replacement: the files they name, or every file when one is not named.
     fn touched(&mut self, writes: &[String]) {
         for w in writes {
-            self.files.entry(changes::file_name(w).to_string()).or_default().1 = true;
+            if changes::opaque(w) {
+                // A package install leaves the repository's files alone.
+                if !w.contains("install") {
+                    self.files.values_mut().flatten().for_each(|f| f.other = true);
+                }
+            } else {
+                self.file(w).other = true;
+            }
         }
     }
 
     /// Records the replacement; true when it swapped back the last one left on a file nothing
     /// else wrote.
-    fn swap(&mut self, file: &str, (old, new): (&str, &str)) -> bool {
-        let (open, other) = self.files.entry(changes::file_name(file).to_string()).or_default();
+    fn swap(&mut self, path: &str, (old, new): (&str, &str)) -> bool {
         if old == new {
             return false;
         }
-        match open.iter().rposition(|(o, n)| o == new && n == old) {
+        let f = self.file(path);
+        match f.open.iter().rposition(|(o, n)| o == new && n == old) {
             Some(k) => {
-                open.remove(k);
-                open.is_empty() && !*other
+                f.open.remove(k);
+                f.open.is_empty() && !f.other
             }
             None => {
-                open.push((old.to_string(), new.to_string()));
+                f.open.push((old.to_string(), new.to_string()));
                 false
             }
         }
@@ -424,6 +451,17 @@ mod tests {
         assert!(!s.swap("b.py", ("x", "y")));
         s.touched(&["src/b.py".to_string()]);
         assert!(!s.swap("b.py", ("y", "x")));
+        // Nor is any file after a write that names none (`xargs sed -i`), but an install.
+        assert!(!s.swap("d.py", ("x", "y")));
+        s.touched(&["(pip install)".to_string()]);
+        assert!(s.swap("d.py", ("y", "x")));
+        assert!(!s.swap("d.py", ("x", "y")));
+        s.touched(&["(sed -i)".to_string()]);
+        assert!(!s.swap("d.py", ("y", "x")));
+        // Files of one name in two directories are two files.
+        assert!(!s.swap("pkg/a/__init__.py", ("run", "run, stop")));
+        assert!(!s.swap("pkg/b/__init__.py", ("run, stop", "run")));
+        assert!(s.swap("/repo/pkg/a/__init__.py", ("run, stop", "run")));
         // An edit that changes nothing swaps nothing back.
         assert!(!s.swap("c.py", ("x", "x")));
         let p = crate::rules::Rules::builtin().expect("built-in rules").profile_for("vorflux").clone();

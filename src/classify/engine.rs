@@ -755,9 +755,12 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             // that gave it (a final reply taken as the answer), where one holds it.
             None => {
                 let answer = t.submission.as_deref().unwrap_or("");
-                let first = answer.trim().lines().next().unwrap_or("").trim();
-                let said = (!first.is_empty())
-                    .then(|| t.steps.iter().rposition(|s| s.role == Role::Assistant && s.text.contains(first)))
+                // The reply holds the whole answer; a short one ("4", "Yes") also ends a line
+                // of it (`FINAL ANSWER: 4`), not just any number in any reply.
+                let whole = answer.trim();
+                let gave = |text: &str| text.contains(whole) && (whole.len() >= 20 || text.lines().any(|l| l.trim_end().ends_with(whole)));
+                let said = (!whole.is_empty())
+                    .then(|| t.steps.iter().rposition(|s| s.role == Role::Assistant && gave(&s.text)))
                     .flatten()
                     .and_then(|k| u32::try_from(k).ok());
                 match said {
@@ -829,7 +832,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             }
         }
         if !undone_flag(t, acts, changes, f, true) {
-            regressed_check(t, acts, changes, f);
+            regressed_check(t, acts, changes, p, f);
         }
     }
     claimed_done(t, acts, changes, p, f);
@@ -1054,7 +1057,7 @@ fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut F
 
 /// `regressed`: the same check passed after a change and failed after a later one, and never
 /// passed again.
-fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut Findings) {
+fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     let test = |a: &Action<'_>| a.verification.is_some();
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
         let Some(j) = acts[i + 1..].iter().position(|b| b.key == a.key && b.passed == Some(false)).map(|k| i + 1 + k) else {
@@ -1062,7 +1065,7 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
         };
         let changed_between = changes.matters[i + 1..j].iter().any(|m| *m);
         // A check whose own script or test file was written in between is another check.
-        let own_files_changed = acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w));
+        let own_files_changed = acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w, p));
         if own_files_changed {
             continue;
         }
@@ -1080,15 +1083,24 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &m
     }
 }
 
-/// Whether check `a` names file `w`: a script it runs, or a path among its command's words
-/// (`pytest tests/test_m.py`, `pytest tests/test_m.py::test_a`).
-fn names_file(a: &Action<'_>, w: &str) -> bool {
-    a.runs.iter().any(|r| changes::same_file(w, r))
-        || a.command.as_deref().is_some_and(|c| {
-            c.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '&' | '|' | '\'' | '"' | '(' | ')'))
-                .filter(|word| word.contains('.') || word.contains('/'))
-                .any(|word| changes::same_file(w, word.split("::").next().unwrap_or(word)))
-        })
+/// Whether check `a` names file `w` as its own: a script it runs, or a test file (the profile's
+/// `test_files`) among its command's arguments (`pytest tests/test_m.py::test_a`). Not a file
+/// it sends its output to (`| tee test_output.log`, `> log`), nor a module it tests
+/// (`pytest --doctest-modules pkg/m.py`): changing that is changing the code under check.
+fn names_file(a: &Action<'_>, w: &str, p: &Profile) -> bool {
+    if a.runs.iter().any(|r| changes::same_file(w, r)) {
+        return true;
+    }
+    if !p.test_files.is_match(w) {
+        return false;
+    }
+    a.command.as_deref().is_some_and(|c| {
+        c.split(['|', ';', '&', '\n'])
+            .filter(|cmd| cmd.split_whitespace().next() != Some("tee"))
+            .filter_map(|cmd| cmd.split(['<', '>']).next())
+            .flat_map(|args| args.split(|ch: char| ch.is_whitespace() || matches!(ch, '\'' | '"' | '(' | ')')))
+            .any(|word| changes::same_file(w, word.split("::").next().unwrap_or(word)))
+    })
 }
 
 /// How many of its distinct closing replies are its last words.

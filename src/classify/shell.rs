@@ -243,7 +243,8 @@ fn literal_heredocs(src: &str) -> Option<(String, Vec<Body<'_>>)> {
         out.push_str(line);
         rest = &rest[line_end..];
         let Some(at) = line.find("<<") else { continue };
-        if line[at + 2..].contains("<<") {
+        // Two operators, or one inside a command substitution, whose text an argument may hold.
+        if line[at + 2..].contains("<<") || line[..at].contains("$(") || line[..at].contains('`') {
             return None;
         }
         let after = &line[at + 2..];
@@ -1798,6 +1799,9 @@ mod simple_lines_read_as_the_parser_reads_them {
             "echo \"<<'EOF'\" > x.txt",
             "# cat <<'EOF' > commented.py",
             "bash -c 'cat <<\"EOF\" > q.py",
+            "python3 -c \"$(cat <<'EOF'",
+            "x=$(python3 - <<'EOF'",
+            "git commit -m \"$(cat <<'EOF'",
         ];
         const BODIES: &[&str] = &[
             "import os\nopen('out.txt', 'w').write('x')\n",
@@ -1815,8 +1819,18 @@ mod simple_lines_read_as_the_parser_reads_them {
             "print(\"unclosed\n",
             "coroner_heredoc_body_0\n",
         ];
-        const ENDS: &[&str] =
-            &["EOF\n", "EOF", "PY\n", "A\nB\n", "EOF\npython3 fix.py\n", "EOF\npytest tests -q && git diff\n", "EOF\n'\n", ""];
+        const ENDS: &[&str] = &[
+            "EOF\n",
+            "EOF",
+            "PY\n",
+            "A\nB\n",
+            "EOF\npython3 fix.py\n",
+            "EOF\npytest tests -q && git diff\n",
+            "EOF\n'\n",
+            "EOF\n)\n",
+            "EOF\n)\"\n",
+            "",
+        ];
         let mut checked = 0;
         for head in HEADS {
             for body in BODIES {

@@ -153,8 +153,9 @@ thread_local! {
 /// output names no file's sha256 (`classify` writes verdicts, not records) leaves out the
 /// SHA-256 of every byte it reads, a tenth of its time on a real run; `ingest`, whose records
 /// carry the hashes as provenance, always hashes. Scoped to the thread that reads, so two
-/// pipelines in one process (tests) do not see each other's choice; work `f` hands to other
-/// threads hashes as usual.
+/// pipelines in one process (tests) do not see each other's choice. Work `f` hands to other
+/// threads carries the choice itself (`hashes()` read before, `hashing` in each task): a task
+/// runs on whatever thread steals it, inside whatever scope that thread is in.
 pub fn hashing<R>(hash: bool, f: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
@@ -164,6 +165,12 @@ pub fn hashing<R>(hash: bool, f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(HASHING.with(|h| h.replace(hash)));
     f()
+}
+
+/// Whether sources read on this thread now are hashed (see [`hashing`]).
+#[must_use]
+pub fn hashes() -> bool {
+    HASHING.with(std::cell::Cell::get)
 }
 
 /// The sha256 of bytes read, or nothing where [`hashing`] says no one will read it.

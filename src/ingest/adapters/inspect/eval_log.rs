@@ -55,10 +55,15 @@ pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_
     // handle on the archive, and emitted in archive order: the work of a large log spreads over
     // every core while memory holds one group of records.
     let group = rayon::current_num_threads().max(1) * 8;
+    // Each task hashes as this parse does, on whichever thread runs it.
+    let hash = crate::ingest::source::hashes();
     for chunk in samples.chunks(group) {
         let read: Vec<Result<Trajectory, InputError>> = chunk
             .par_iter()
-            .map_init(|| zip.fork(), |z, m| read_sample(z, m, &unit.primary.path, limits, &archive, &ctx, adapter))
+            .map_init(
+                || zip.fork(),
+                |z, m| crate::ingest::source::hashing(hash, || read_sample(z, m, &unit.primary.path, limits, &archive, &ctx, adapter)),
+            )
             .collect();
         for r in read {
             match r {
