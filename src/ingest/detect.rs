@@ -169,7 +169,7 @@ fn unknown(probe: &Probe, display: &str, rejections: &[(&'static str, String)]) 
             return InputError::invalid_utf8(display, &probe.prefix, &e);
         }
     }
-    if let Some(at) = probe.too_deep_at {
+    if let Some(at) = probe.too_deep_at() {
         return InputError::new(InputErrorKind::TooDeep, display, format!("parse JSON: nesting deeper than {MAX_DEPTH} levels"))
             .with_help("no transcript format nests this deep; the file is corrupt or hostile")
             .at_offset(&probe.prefix, at, "too deep here");

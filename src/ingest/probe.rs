@@ -31,8 +31,6 @@ pub struct Probe {
     pub json: Option<JsonShape>,
     /// Shape of the first line if the file looks like JSON Lines (several lines, each an object).
     pub jsonl: Option<JsonShape>,
-    /// Offset in the prefix where JSON nesting first went deeper than [`MAX_DEPTH`], if it did.
-    pub too_deep_at: Option<usize>,
     /// The prefix as text, made on first use: several adapters look into it for one file.
     text: std::sync::OnceLock<String>,
 }
@@ -104,7 +102,6 @@ impl Probe {
         let complete = !cut && utf8_end == prefix.len();
         let mut json = None;
         let mut jsonl = None;
-        let mut too_deep_at = None;
         if !binary {
             let body = skip_bom_ws(&prefix[..utf8_end]);
             if matches!(body.first(), Some(b'{' | b'[')) {
@@ -117,10 +114,17 @@ impl Probe {
                     jsonl = Some(json_shape(line, true));
                 }
                 json = Some(shape);
-                too_deep_at = deep_offset(&prefix);
             }
         }
-        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl, too_deep_at, text: std::sync::OnceLock::new() }
+        Self { path: path.to_path_buf(), name, size, prefix, binary, json, jsonl, text: std::sync::OnceLock::new() }
+    }
+
+    /// Offset in the prefix where JSON nesting first went deeper than [`MAX_DEPTH`], if it did.
+    /// Worked out when asked (a file no adapter took is being explained), not for every file.
+    #[must_use]
+    pub fn too_deep_at(&self) -> Option<usize> {
+        self.json.as_ref()?;
+        deep_offset(&self.prefix)
     }
 
     #[must_use]
@@ -454,8 +458,8 @@ mod tests {
     #[test]
     fn nesting_deeper_than_serde_can_parse_is_found() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert_eq!(probe(&deep, None).too_deep_at, Some(MAX_DEPTH));
-        assert_eq!(probe(r#"{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#, None).too_deep_at, None);
+        assert_eq!(probe(&deep, None).too_deep_at(), Some(MAX_DEPTH));
+        assert_eq!(probe(r#"{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#, None).too_deep_at(), None);
     }
 
     #[test]
