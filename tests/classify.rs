@@ -285,3 +285,33 @@ fn classify_show_report_and_ingest_take_the_input_format() {
     let ingest = coroner(&["ingest", "--input-format", "gemini-cli-headless", &file]);
     assert_eq!(ingest.status.code(), Some(0), "{}", String::from_utf8_lossy(&ingest.stderr));
 }
+
+/// An answer task's answer is evidence at the reply that gave it: a short answer ("4") where it
+/// ends a line (`FINAL ANSWER: 4`), not at a later reply that only mentions the number.
+#[test]
+fn a_short_answer_is_evidence_where_it_is_given_not_where_it_is_mentioned() {
+    let f: FixtureFile = toml::from_str(
+        r#"
+rule = "worked-progress-then-failed"
+[[case]]
+name = "a short answer, mentioned again later"
+expect = "fire"
+harness = "magentic-one"
+termination = "agent_finished"
+submission = "4"
+[[case.step]]
+role = "assistant"
+text = "FINAL ANSWER: 4"
+[[case.step]]
+role = "assistant"
+text = "I looked at 4 pages in total."
+"#,
+    )
+    .expect("the case parses");
+    let t = f.cases[0].trajectory().expect("a trajectory");
+    let v = classifier().classify(&t);
+    let e = v.evidence.iter().find(|e| e.rule == "worked-progress-then-failed").expect("worked_then_wrong");
+    assert_eq!(e.steps, [0]);
+    assert_eq!(e.excerpt, "4");
+    assert_eq!(e.detail.as_deref(), Some("submitted an answer; no check ran"));
+}
