@@ -272,9 +272,9 @@ fn literal_heredocs(src: &str) -> Option<(String, Vec<Body<'_>>)> {
             body_len = l_end + 1;
         }
         let placeholder = format!("coroner_heredoc_body_{}", bodies.len());
-        // The parser's body starts at its first non-blank line: a body that starts blank is
-        // left to it.
-        if body_len == 0 || placeholder == delim || rest.starts_with(char::is_whitespace) {
+        // The parser's body starts at its first non-blank line, and a backslash that starts a
+        // body it reads as an escape, where bash reads both as text: such a body is left to it.
+        if body_len == 0 || placeholder == delim || rest.starts_with(char::is_whitespace) || rest.starts_with('\\') {
             return None;
         }
         out.push_str(&placeholder);
@@ -1818,6 +1818,8 @@ mod simple_lines_read_as_the_parser_reads_them {
             "a = 1\r\nEOF\r\nb = 2\r\n",
             "print(\"unclosed\n",
             "coroner_heredoc_body_0\n",
+            "\\EOFX\nrm -rf d\n",
+            "\\\nimport os; os.remove('z.py')\n",
         ];
         const ENDS: &[&str] = &[
             "EOF\n",
