@@ -1849,6 +1849,103 @@ mod simple_lines_read_as_the_parser_reads_them {
         assert!(checked > 200, "only {checked} lines had a body taken out");
     }
 
+    /// Generated here-doc lines (pieces of commands, quotes, escapes, expansions and delimiters
+    /// in random order around a head and a delimiter line) read through the fast path give the
+    /// whole parse's effects, but where a body line starts with the delimiter (the parser's
+    /// quirk, below).
+    #[test]
+    fn random_heredoc_lines_read_as_the_whole_parse_reads_them() {
+        const PIECES: &[&str] = &[
+            "cat ",
+            " > f.py",
+            " >> g.py",
+            "python3 - ",
+            "$(",
+            ")",
+            "`",
+            "'",
+            "\"",
+            "open('a.py','w').write('x')",
+            "é",
+            "\t",
+            "x = 1",
+            "&& pytest",
+            "; rm b.py",
+            "| python3",
+            "bash -c ",
+            "# c ",
+            "\\",
+            "sed -i s/a/b/ c.py",
+            "<<<",
+            "  ",
+            "EOFX",
+            "$HOME",
+            "${x}",
+            "rm -rf d",
+            "print(1)",
+            "import os; os.remove('z.py')",
+            "{",
+            "}",
+            "<",
+            ">",
+            "EOF",
+            "PY",
+            "\r",
+            "\\n",
+            "\\\\",
+        ];
+        const HEADS: &[&str] = &[
+            "cat <<'EOF' > f.py",
+            "cat > f.py <<'EOF'",
+            "python3 - <<'EOF'",
+            "cat <<\"PY\" | python3",
+            "bash <<'EOF'",
+            "tee a.sh <<'EOF'",
+            "cd /w && cat <<'EOF' >> t.py",
+        ];
+        let mut state = 0x2234_5678_9abc_def1_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n as u64).unwrap_or(0)
+        };
+        let mut fast_path = 0;
+        for _ in 0..5_000 {
+            let head = HEADS[next(HEADS.len())];
+            let delim = if head.contains("PY") { "PY" } else { "EOF" };
+            let mut line = String::new();
+            for _ in 0..next(3) {
+                line.push_str(PIECES[next(PIECES.len())]);
+            }
+            line.push_str(head);
+            line.push('\n');
+            for _ in 0..1 + next(5) {
+                for _ in 0..1 + next(4) {
+                    line.push_str(PIECES[next(PIECES.len())]);
+                }
+                line.push('\n');
+            }
+            line.push_str(delim);
+            if next(3) > 0 {
+                line.push('\n');
+            }
+            for _ in 0..next(4) {
+                line.push_str(PIECES[next(PIECES.len())]);
+            }
+            let Some((_, bodies)) = literal_heredocs(&line) else { continue };
+            fast_path += 1;
+            if bodies.iter().any(|(_, b)| b.lines().any(|l| l.trim_start().starts_with(delim))) {
+                continue;
+            }
+            let (mut fast, mut whole) = (ShellEffects::default(), ShellEffects::default());
+            parse_tree(&line, &mut fast, 0);
+            parse_whole(&line, &mut whole, 0);
+            assert_eq!(fast, whole, "{line:?}");
+        }
+        assert!(fast_path > 2_000, "only {fast_path} lines went through the fast path");
+    }
+
     /// tree-sitter-bash ends a here-doc at a line that only starts with its delimiter
     /// (`    EOF = "end of input"` in a tokenizer written with `cat <<'EOF'`) and reads the rest
     /// of the file as commands (`-> None:` became a write of `None:` on a real run); bash ends it
