@@ -1743,15 +1743,27 @@ mod simple_lines_read_as_the_parser_reads_them {
     ];
     const OPS: &[&str] = &[" && ", " || ", " | ", "; ", "\n", ";", "&&", "|", " ;\n"];
 
-    #[test]
-    fn generated_lines() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: usize| {
+    /// A seeded xorshift: `next(n)` draws in `0..n`, the same sequence on every run.
+    fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n: usize| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             usize::try_from(state % n as u64).unwrap_or(0)
-        };
+        }
+    }
+
+    /// `line` read with its here-doc bodies taken out gives the whole parse's effects.
+    fn read_alike(line: &str) {
+        let (mut fast, mut whole) = (ShellEffects::default(), ShellEffects::default());
+        parse_tree(line, &mut fast, 0);
+        parse_whole(line, &mut whole, 0);
+        assert_eq!(fast, whole, "{line:?}");
+    }
+
+    #[test]
+    fn generated_lines() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut read = 0;
         for _ in 0..20_000 {
             let mut line = String::new();
@@ -1838,10 +1850,7 @@ mod simple_lines_read_as_the_parser_reads_them {
             for body in BODIES {
                 for end in ENDS {
                     let line = format!("{head}\n{body}{end}");
-                    let (mut fast, mut whole) = (ShellEffects::default(), ShellEffects::default());
-                    parse_tree(&line, &mut fast, 0);
-                    parse_whole(&line, &mut whole, 0);
-                    assert_eq!(fast, whole, "{line:?}");
+                    read_alike(&line);
                     checked += usize::from(literal_heredocs(&line).is_some());
                 }
             }
@@ -1903,13 +1912,7 @@ mod simple_lines_read_as_the_parser_reads_them {
             "tee a.sh <<'EOF'",
             "cd /w && cat <<'EOF' >> t.py",
         ];
-        let mut state = 0x2234_5678_9abc_def1_u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            usize::try_from(state % n as u64).unwrap_or(0)
-        };
+        let mut next = xorshift(0x2234_5678_9abc_def1);
         let mut fast_path = 0;
         for _ in 0..5_000 {
             let head = HEADS[next(HEADS.len())];
@@ -1938,10 +1941,7 @@ mod simple_lines_read_as_the_parser_reads_them {
             if bodies.iter().any(|(_, b)| b.lines().any(|l| l.trim_start().starts_with(delim))) {
                 continue;
             }
-            let (mut fast, mut whole) = (ShellEffects::default(), ShellEffects::default());
-            parse_tree(&line, &mut fast, 0);
-            parse_whole(&line, &mut whole, 0);
-            assert_eq!(fast, whole, "{line:?}");
+            read_alike(&line);
         }
         assert!(fast_path > 2_000, "only {fast_path} lines went through the fast path");
     }
