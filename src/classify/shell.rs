@@ -888,14 +888,24 @@ fn python_writes(code: &str) -> Vec<String> {
     }
     let (src, tree) = parse_bounded(&PY_PARSER, tree_sitter_python::LANGUAGE.into(), code);
     let Some(tree) = tree else { return Vec::new() };
+    // The assignments and calls in source order: a preorder walk visits nodes by start, an
+    // enclosing call (`open(p).write(s)`) before the one it encloses.
     let mut nodes = Vec::new();
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        nodes.push(node);
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if matches!(node.kind(), "assignment" | "call") {
+            nodes.push(node);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
     }
-    nodes.sort_by_key(Node::start_byte);
     // Names bound to a path: `p = 'src/a.py'`, `p = Path('src/a.py')`; None when bound to
     // anything else or to two different things.
     let mut names: PyNames<'_> = HashMap::new();
