@@ -1064,13 +1064,11 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
             continue;
         };
         let changed_between = changes.matters[i + 1..j].iter().any(|m| *m);
-        // A check whose own script or test file was written in between is another check.
-        let own_files_changed = acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w, p));
-        if own_files_changed {
-            continue;
-        }
         let passed_again = acts[j + 1..].iter().any(|b| b.key == a.key && b.passed == Some(true));
-        if changed_between && !passed_again {
+        // A check whose own script or test file was written in between is another check.
+        let own_files_changed =
+            || acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w, p));
+        if changed_between && !passed_again && !own_files_changed() {
             let b = &acts[j];
             let mut steps = vec![a.result_step.unwrap_or(a.at.step), b.result_step.unwrap_or(b.at.step)];
             steps.dedup();

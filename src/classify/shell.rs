@@ -263,10 +263,7 @@ fn literal_heredocs(src: &str) -> Option<(String, Vec<Body<'_>>)> {
             if l == delim {
                 break;
             }
-            if l_end == rest.len() {
-                return None;
-            }
-            if l.trim() == delim {
+            if l_end == rest.len() || l.trim() == delim {
                 return None;
             }
             body_len = l_end + 1;
@@ -293,10 +290,10 @@ fn placeholders_come_back(tree: &tree_sitter::Tree, src: &str, bodies: &[Body<'_
     while let Some(node) = stack.pop() {
         if node.kind() == "heredoc_body" {
             let t = text(node, src);
-            match bodies.iter().position(|(p, _)| t.strip_suffix('\n') == Some(p.as_str())) {
-                Some(_) => found += 1,
-                None => return false,
+            if !bodies.iter().any(|(p, _)| t.strip_suffix('\n') == Some(p.as_str())) {
+                return false;
             }
+            found += 1;
         }
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor));
@@ -310,7 +307,7 @@ fn walk_tree(tree: &tree_sitter::Tree, src: &str, bodies: &[Body<'_>], fx: &mut 
     if tree.root_node().has_error() {
         fx.partial = true;
     }
-    let mut walk = Walk { bodies: bodies.iter().map(|(p, b)| (format!("{p}\n"), (*b).to_string())).collect(), ..Walk::default() };
+    let mut walk = Walk { bodies, ..Walk::default() };
     let mut stack = vec![tree.root_node()];
     let mut commands = 0usize;
     while let Some(node) = stack.pop() {
@@ -339,7 +336,7 @@ fn walk_tree(tree: &tree_sitter::Tree, src: &str, bodies: &[Body<'_>], fx: &mut 
 }
 
 /// What a walk saw besides effects: the scripts it ran, and the effects of those it also saved.
-fn finish(walk: Walk, fx: &mut ShellEffects, depth: u8) {
+fn finish(walk: Walk<'_>, fx: &mut ShellEffects, depth: u8) {
     fx.runs.extend(walk.run.iter().map(|(_, s)| s.clone()));
     fx.saved.extend(walk.saved.iter().cloned());
     // `cat > fix.py <<EOF ... EOF; python3 fix.py`: the script's effects are the command's.
@@ -356,13 +353,13 @@ fn finish(walk: Walk, fx: &mut ShellEffects, depth: u8) {
 /// What a walk over one command line saw besides its effects: here-doc bodies saved to files
 /// and scripts run, to read a script written and run in the same command.
 #[derive(Default)]
-struct Walk {
+struct Walk<'b> {
     /// (path, body) of each here-doc saved to a file.
     saved: Vec<(String, String)>,
     /// Scripts run by an interpreter.
     run: Vec<(Lang, String)>,
-    /// Here-doc bodies the parsed line holds placeholders for: (placeholder line, body).
-    bodies: Vec<(String, String)>,
+    /// Here-doc bodies the parsed line holds placeholders for.
+    bodies: &'b [Body<'b>],
 }
 
 #[derive(Clone, Copy)]
@@ -568,7 +565,7 @@ fn redirect_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects) {
 
 /// A here-doc or here-string: a program for the interpreter that reads it, or content saved to
 /// the files its `cat`/`tee` writes.
-fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
+fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk<'_>) {
     let (body, owner) = if node.kind() == "herestring_redirect" {
         let mut cursor = node.walk();
         let Some(word) = node.named_children(&mut cursor).next() else { return };
@@ -579,8 +576,8 @@ fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
         let owner =
             node.parent().filter(|p| p.kind() == "redirected_statement").and_then(|s| s.child_by_field_name("body")).and_then(last_command);
         let t = text(b, src);
-        let body = walk.bodies.iter().find(|(p, _)| p == t).map_or_else(|| t.to_string(), |(_, body)| body.clone());
-        (body, owner)
+        let body = walk.bodies.iter().find(|(p, _)| t.strip_suffix('\n') == Some(p.as_str())).map_or(t, |(_, body)| body);
+        (body.to_string(), owner)
     };
     let Some((name, _, args)) = owner.and_then(|o| command_words(o, src)) else { return };
     // `cat <<EOF | python3`: the program goes down the pipe.
@@ -620,14 +617,14 @@ fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
 const TEST_RUNNERS: &[&str] =
     &["pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "nosetests", "ava", "karma", "trial"];
 
-fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
+fn command_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, walk: &mut Walk<'_>) {
     let Some((name, raw_name, args)) = command_words(node, src) else { return };
     words_effects(name, raw_name, args, fx, depth, walk);
 }
 
 /// One simple command's effects from its name (without its directory), its name as written and
 /// its arguments, unquoted.
-fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut ShellEffects, depth: u8, walk: &mut Walk) {
+fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut ShellEffects, depth: u8, walk: &mut Walk<'_>) {
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
 
@@ -833,7 +830,7 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
     }
 }
 
-fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk) {
+fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk<'_>) {
     if let Some(i) = args.iter().position(|a| a == "-m") {
         if let Some(m) = args.get(i + 1)
             && matches!(m.as_str(), "pytest" | "unittest" | "nose" | "nose2" | "tox" | "doctest")
