@@ -54,7 +54,7 @@ fn real_logs_give_agent_steps_answers_terminations_and_joined_verdicts() {
 #[test]
 fn a_wrapped_log_carries_its_verdict_and_the_round_limit() {
     let (ts, s) = ingest(&[&samples("magentic-one")]);
-    assert_eq!(ts.len(), 2);
+    assert_eq!(ts.len(), 3);
     assert!(matches!(s.files.iter().find(|f| f.display.ends_with("verdicts.csv")).unwrap().status, FileStatus::Outcome { entries: 4, .. }));
     let wrong = by_task(&ts, "studio-albums");
     assert_eq!(wrong.outcome.status, OutcomeStatus::Failed);

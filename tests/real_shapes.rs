@@ -327,6 +327,23 @@ fn magentic_one_wrong_final_answer_is_evidence_at_its_step() {
     assert!(w.source_span.is_some(), "the step's bytes");
 }
 
+/// An answer that rests on a value the team assumed after its sources were blocked was never
+/// checked: `unverified`, at the reasoning step that made the assumption, not at a quoted
+/// page (real shape: a Who&When GAIA run whose density sources sat behind Cloudflare).
+#[test]
+fn magentic_one_an_answer_resting_on_an_assumed_value_is_unverified() {
+    let (t, v) = one("magentic-one", "nitrogen-volume");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done", "unverified"]);
+    let u = evidence(&v, "flag-unverified");
+    assert_eq!(u.steps.len(), 1);
+    let at = &t.steps[u.steps[0] as usize];
+    assert_eq!(at.agent.as_deref(), Some("Assistant"));
+    assert!(at.text.contains("we can assume a density of about 0.8 g/mL"), "{:?}", at.text);
+    assert!(u.excerpt.contains("we can assume"), "{:?}", u.excerpt);
+    assert!(u.detail.as_deref().is_some_and(|d| d.contains("nothing was looked up after")), "{:?}", u.detail);
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

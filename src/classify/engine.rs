@@ -811,6 +811,14 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     });
     f.class("worked_then_wrong", evidence);
 
+    if last_mut.is_none()
+        && answered
+        && let Some((step, said)) = answer_assumed(t, p)
+    {
+        let mut e = on_steps(t, "flag-unverified", "unverified", vec![step], said);
+        e.detail = Some("the answer rests on a value it assumed or estimated here, and nothing was looked up after".into());
+        f.flag("unverified", e);
+    }
     if last_mut.is_some() {
         let code = changes.last_code(acts, |w| p.doc_files.is_match(w));
         if let Some(c) = code.filter(|_| !p.writes_show_their_effect) {
@@ -923,6 +931,21 @@ fn said_unchecked<'t>(t: &'t Trajectory, acts: &[Action<'_>], from: u32, p: &Pro
         })?
     })?;
     (!acts.iter().any(|b| b.at.step >= step && checks(b))).then_some((step, said))
+}
+
+/// The step where an answer task's agent said it assumed or estimated what it could not find,
+/// in its reasoning after the last thing it looked up (a tool's result, a user's message, a
+/// relaying agent's page): nothing checked the assumption afterwards. The earliest such saying
+/// in that stretch, where the assumption was made, not the ledger repeating it.
+fn answer_assumed<'t>(t: &'t Trajectory, p: &Profile) -> Option<(u32, &'t str)> {
+    let looked_up = |s: &crate::model::Step| {
+        s.role != Role::Assistant || !s.tool_results.is_empty() || s.agent.as_ref().is_some_and(|a| p.relay_agents.contains(a))
+    };
+    let from = t.steps.iter().rposition(looked_up).map_or(0, |i| i + 1);
+    t.steps.iter().enumerate().skip(from).find_map(|(i, s)| {
+        let m = p.assumed.find(&s.text)?;
+        Some((u32::try_from(i).unwrap_or(u32::MAX), window(&s.text, m.range())))
+    })
 }
 
 /// A change that checks itself in the same command: `sed -i … && pytest`, or a script written

@@ -96,6 +96,9 @@ fn failed() -> String {
 #[serde(deny_unknown_fields)]
 pub struct CaseStep {
     pub role: String,
+    /// The acting agent of a multi-agent transcript (Magentic-One's `WebSurfer`).
+    #[serde(default)]
+    pub agent: Option<String>,
     #[serde(default)]
     pub text: String,
     #[serde(default)]
@@ -181,6 +184,7 @@ impl Case {
             };
             let mut step = Step::new(role, s.text.clone());
             step.format_error = s.format_error.clone();
+            step.agent = s.agent.clone();
             for c in &s.calls {
                 let args = serde_json::to_value(&c.args).map_err(|e| e.to_string())?;
                 step.tool_calls.push(crate::model::ToolCall {

@@ -49,6 +49,10 @@ pub struct RawProfile {
     pub dynamic_namespaces: Vec<String>,
     #[serde(default)]
     pub outside_dirs: Vec<String>,
+    /// Agents whose turns relay outside content (a page, a file, a command's output) rather
+    /// than the team's reasoning: Magentic-One's WebSurfer quotes papers that "assume" things.
+    #[serde(default)]
+    pub relay_agents: Vec<String>,
     #[serde(default)]
     pub tools: Vec<String>,
     #[serde(default)]
@@ -94,6 +98,7 @@ impl RawProfile {
             &self.escalate_tools,
             &self.dynamic_namespaces,
             &self.outside_dirs,
+            &self.relay_agents,
             &self.tools,
         ];
         lists.iter().all(|l| l.is_empty())
@@ -137,6 +142,8 @@ pub struct RawPhrases {
     pub declines: Vec<Spanned<String>>,
     #[serde(default)]
     pub cannot_check: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub assumed: Vec<Spanned<String>>,
     #[serde(default)]
     pub confirms_finish: Vec<Spanned<String>>,
     #[serde(default)]
@@ -316,6 +323,8 @@ pub struct Profile {
     /// Directories outside the task's workspace in this harness (vorflux's `/memory` store):
     /// writing there changes nothing the task is judged on, as writing to `/tmp` does not.
     pub outside_dirs: Vec<String>,
+    /// Agents that relay outside content; their turns are sources, not the team's reasoning.
+    pub relay_agents: Vec<String>,
     pub tools: Vec<String>,
     pub step_limit: Option<u32>,
     pub final_reply_is_answer: bool,
@@ -334,6 +343,9 @@ pub struct Profile {
     /// The agent saying it cannot check its change (the check needs a platform, a service or a
     /// backend it does not have): a check it ran before saying so did not cover the change.
     pub cannot_check: Phrases,
+    /// The agent saying it assumed or estimated a value instead of finding it: an answer
+    /// resting on it was never checked against a source.
+    pub assumed: Phrases,
     /// The harness asking the agent to confirm that its task is complete before it ends the run
     /// (terminus: "Are you sure you want to mark the task as complete?"): finishing after it is
     /// the agent declaring the task complete, not a bare hand-in.
@@ -445,6 +457,7 @@ impl Profile {
             finish_commands: phrases(&|r| &r.finish_commands)?,
             dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
             outside_dirs: cat(&|r| &r.outside_dirs),
+            relay_agents: cat(&|r| &r.relay_agents),
             tools: own.tools.clone(),
             step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
             final_reply_is_answer: layers.iter().rev().find_map(|(_, _, r)| r.final_reply_is_answer).unwrap_or(false),
@@ -456,6 +469,7 @@ impl Profile {
             asks_for_details: phrases(&|r| &r.phrases.asks_for_details)?,
             declines: phrases(&|r| &r.phrases.declines)?,
             cannot_check: phrases(&|r| &r.phrases.cannot_check)?,
+            assumed: phrases(&|r| &r.phrases.assumed)?,
             confirms_finish: phrases(&|r| &r.phrases.confirms_finish)?,
             own_commands: phrases(&|r| &r.phrases.own_commands)?,
             debug_output: phrases(&|r| &r.phrases.debug_output)?,
