@@ -344,6 +344,25 @@ fn magentic_one_an_answer_resting_on_an_assumed_value_is_unverified() {
     assert!(u.detail.as_deref().is_some_and(|d| d.contains("nothing was looked up after")), "{:?}", u.detail);
 }
 
+/// A first fix that broke the old version of a test the benchmark updated, reworked until that
+/// test passed again, undid the fix: `regressed`, on the four steps that show it (real shape:
+/// pytest-dev__pytest-7205 of the gemini-3-pro mini-swe-agent run).
+#[test]
+fn mini_swe_agent_a_fix_fitted_back_to_an_updated_tests_old_expectation_regressed() {
+    let (t, v) = one("mini-swe-agent/swebench-results", "acme__reprs-205");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done", "regressed"]);
+    let r = evidence(&v, "flag-regressed");
+    let text = |i: usize| t.steps[r.steps[i] as usize].evidence_texts().concat();
+    assert_eq!(r.steps.len(), 4, "{:?}", r.steps);
+    assert!(text(0).contains("safe_repr(param)))/' reprs/show.py"), "the first fix: {:?}", text(0));
+    assert!(text(1).contains("FAILED tests/test_show.py::test_show_params[setup]"), "the run it broke: {:?}", text(1));
+    assert!(text(2).contains("if isinstance(param, (bytes, bytearray))"), "the rework: {:?}", text(2));
+    assert!(text(3).contains("6 passed"), "the run that passed again: {:?}", text(3));
+    let d = r.detail.as_deref().unwrap_or("");
+    assert!(d.contains("test_show_params[setup]") && d.contains("reprs/show.py"), "{d}");
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

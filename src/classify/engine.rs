@@ -839,8 +839,8 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
                 f.flag("unverified", e);
             }
         }
-        if !undone_flag(t, acts, changes, f, true) {
-            regressed_check(t, acts, changes, p, f);
+        if !undone_flag(t, acts, changes, f, true) && !regressed_check(t, acts, changes, p, f) {
+            fitted_to_old_tests(t, acts, changes, p, f);
         }
     }
     claimed_done(t, acts, changes, p, f);
@@ -1080,7 +1080,7 @@ fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut F
 
 /// `regressed`: the same check passed after a change and failed after a later one, and never
 /// passed again.
-fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
+fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) -> bool {
     let test = |a: &Action<'_>| a.verification.is_some();
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
         let Some(j) = acts[i + 1..].iter().position(|b| b.key == a.key && b.passed == Some(false)).map(|k| i + 1 + k) else {
@@ -1098,6 +1098,76 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
             let ex = a.command.as_deref().map_or(a.name, head);
             let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
             e.detail = Some("the same check passed, then failed after a later change, and never passed again".into());
+            f.flag("regressed", e);
+            return true;
+        }
+    }
+    false
+}
+
+/// `regressed`, a fix fitted back to a test's old expectation: a change to the repository's
+/// code made a test fail in the agent's own run; it changed that code again, the new change
+/// stays, a run of the test's file then passed, and the verifier's version of that very test
+/// fails. Benchmarks update the tests a fix has to change (SWE-bench's FAIL_TO_PASS are often
+/// existing tests given new expectations), so the change that broke the old test was the fix,
+/// and the rework undid it. Only such tests (the verdict's `FAIL_TO_PASS` group): a test meant
+/// to keep passing that fails at the end was broken later, which is the other `regressed`. Not
+/// when the agent wrote the test's file in between: that is `edited_tests`.
+fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
+    use super::test_errors::{failed, test_id, test_name};
+    let verdict: Vec<(&str, String)> = t
+        .outcome
+        .tests
+        .iter()
+        .filter(|r| r.name.starts_with("FAIL_TO_PASS: ") && matches!(r.status.as_str(), "failed" | "fail" | "error"))
+        .map(|r| (test_id(&r.name).split("::").next().unwrap_or(""), test_name(&r.name)))
+        .collect();
+    if verdict.is_empty() {
+        return;
+    }
+    let code = |w: &String| !p.test_files.is_match(w) && !changes.created.contains(w) && !changes::opaque(w);
+    fn output<'a>(a: &Action<'a>) -> &'a str {
+        a.result.map_or("", |r| r.output.as_str())
+    }
+    for (r, run) in acts.iter().enumerate().filter(|(_, a)| a.passed == Some(false) && checks(a)) {
+        let shown = failed(output(run));
+        let Some((file, name)) = verdict.iter().find(|(_, n)| shown.contains(n)) else { continue };
+        let Some(c) = acts[..r].iter().rposition(|b| b.mutated() && b.writes.iter().any(code)) else { continue };
+        let broke: BTreeSet<&String> = acts[..r].iter().filter(|b| b.mutated()).flat_map(|b| &b.writes).filter(|w| code(w)).collect();
+        let runs_file = |b: &Action<'_>| {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            !base.is_empty() && (b.command.as_deref().is_some_and(|c| c.contains(base)) || output(b).contains(*file))
+        };
+        for w in r + 1..acts.len() {
+            let again = &acts[w];
+            if !changes.matters[w] || !again.writes.iter().any(|x| broke.iter().any(|b| changes::same_file(b, x))) {
+                continue;
+            }
+            let Some(k) = acts[w + 1..].iter().position(|b| b.passed == Some(true) && runs_file(b)).map(|k| w + 1 + k) else { break };
+            let wrote_test = acts[r + 1..k]
+                .iter()
+                .filter(|b| b.mutated())
+                .flat_map(|b| &b.writes)
+                .any(|x| changes::same_file(x, file) || p.test_files.is_match(x));
+            if wrote_test || failed(output(&acts[k])).contains(name) {
+                break;
+            }
+            let at = |a: &Action<'_>| a.result_step.unwrap_or(a.at.step);
+            let mut e = on_steps(
+                t,
+                "flag-regressed",
+                "regressed",
+                vec![acts[c].at.step, at(run), again.at.step, at(&acts[k])],
+                call_excerpt(t, again),
+            );
+            e.detail = Some(format!(
+                "its change (step {}) made {name} fail in its own run (step {}); it changed {} again (step {}) until that test passed (step {}), and the verifier's {name} fails: the fix was fitted back to the test's old expectation",
+                acts[c].at.step,
+                at(run),
+                again.writes.first().map_or("the code", String::as_str),
+                again.at.step,
+                at(&acts[k])
+            ));
             f.flag("regressed", e);
             return;
         }

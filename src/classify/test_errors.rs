@@ -4,6 +4,7 @@
 //! collected in its image fails every agent the same way; what tells that apart from an agent
 //! that broke the import is the traceback, which names the file at fault.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -130,6 +131,47 @@ pub fn ran_later(b: &Broken<'_>, ran: &std::collections::HashSet<String>) -> boo
     }
 }
 
+/// A failure section's header (`____ C.m[p] ____`): one word, so not `ERROR collecting F`.
+static FAILED_SECTION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^_{3,} (\S+) _{3,}\r?$").expect("valid regex"));
+
+/// The tests one pytest output shows failing, by [`test_name`]: from its failure sections and
+/// from its `FAILED id` lines, whichever the output kept (an output cut to its head holds only
+/// the first sections, one cut to its tail only the summary).
+#[must_use]
+pub fn failed(output: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    if !output.contains("FAILED") && !output.contains("___") {
+        return out;
+    }
+    for c in FAILED_SECTION.captures_iter(output) {
+        let name = c.get(1).expect("name").as_str();
+        if name.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_') {
+            out.insert(test_name(name));
+        }
+    }
+    for l in output.lines() {
+        let l = l.trim_end();
+        let id = match l.strip_prefix("FAILED ") {
+            Some(rest) => rest.split_whitespace().next(),
+            None => l.strip_suffix(" FAILED").and_then(|rest| rest.split_whitespace().next()),
+        };
+        if let Some(id) = id.filter(|i| i.contains("::")) {
+            out.insert(test_name(id));
+        }
+    }
+    out
+}
+
+/// A test's name within its file as pytest heads its failure section: `a/t.py::C::m[p]`,
+/// `C::m[p]` and `C.m[p]` are all `C.m[p]` (the parameters as written).
+#[must_use]
+pub fn test_name(id: &str) -> String {
+    let id = test_id(id);
+    let (name, params) = id.find('[').map_or((id, ""), |i| id.split_at(i));
+    let name = if name.contains(".py::") { name.split_once("::").map_or(name, |(_, n)| n) } else { name };
+    format!("{}{params}", name.replace("::", "."))
+}
+
 /// The pytest id of a verdict's test (`FAIL_TO_PASS: a/t.py::C::m` → `a/t.py::C::m`).
 #[must_use]
 pub fn test_id(name: &str) -> &str {
@@ -183,6 +225,23 @@ mod tests {
     use super::*;
 
     const COLLECT: &str = "collected 0 items / 1 error\n\n==================================== ERRORS ====================================\n____________ ERROR collecting astropy/units/tests/test_quantity.py _____________\nastropy/units/tests/test_quantity.py:29: in <module>\n    from distutils.version import LooseVersion\nE   DeprecationWarning: distutils Version classes are deprecated.\n=========================== short test summary info ============================\nERROR astropy/units/tests/test_quantity.py - DeprecationWarning: distutils Version classes are deprecated.\n";
+
+    #[test]
+    fn failing_tests_are_named_from_sections_and_summary_lines_alike() {
+        let head = "testing/test_setuponly.py ....FFF....\n=== FAILURES ===\n_______ test_show_fixtures_with_parameters[--setup-only] _______\n\nE   Failed: nomatch\n____ TestCard.test_from_bytes ____\n";
+        let got = failed(head);
+        assert!(got.contains("test_show_fixtures_with_parameters[--setup-only]"), "{got:?}");
+        assert!(got.contains("TestCard.test_from_bytes"), "{got:?}");
+        let tail = "=== short test summary info ===\nFAILED t/test_c.py::TestCard::test_from_bytes - AssertionError: x::y\nFAILED t/test_c.py::test_p[a b] - E\n";
+        let got = failed(tail);
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), ["TestCard.test_from_bytes", "test_p[a"], "the id ends at the first space");
+        let verbose = "t/test_c.py::TestCard::test_from_bytes FAILED\nt/test_c.py::test_q PASSED\n";
+        assert_eq!(failed(verbose).into_iter().collect::<Vec<_>>(), ["TestCard.test_from_bytes"]);
+        assert_eq!(test_name("FAIL_TO_PASS: t/test_c.py::TestCard::test_from_bytes"), "TestCard.test_from_bytes");
+        assert_eq!(test_name("testing/test_setuponly.py::test_show[--setup-only]"), "test_show[--setup-only]");
+        assert!(failed("___ ERROR collecting t/test_c.py ___\n12 passed\n").is_empty(), "an error section is not a failing test");
+        assert!(failed("all 12 passed").is_empty());
+    }
 
     #[test]
     fn collection_errors_cover_their_whole_file() {
