@@ -363,6 +363,23 @@ fn mini_swe_agent_a_fix_fitted_back_to_an_updated_tests_old_expectation_regresse
     assert!(d.contains("test_show_params[setup]") && d.contains("reprs/show.py"), "{d}");
 }
 
+/// A patch that holds only the image's own edits to configuration files submits nothing of the
+/// agent's: its one change to the code matched nothing (a `sed` aimed at the wrong line), so it
+/// finished with none of its work (real shape: sphinx-doc__sphinx-9602 of the gemini-3-pro
+/// mini-swe-agent run, unclassified before).
+#[test]
+fn mini_swe_agent_a_patch_of_the_images_own_config_edits_is_an_empty_submission() {
+    let (t, v) = one("mini-swe-agent/swebench-results", "acme__xrefs-87");
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.flags, ["false_done"]);
+    let e = evidence(&v, "resign-empty-submission");
+    assert_eq!(e.steps.len(), 1);
+    assert!(t.steps[e.steps[0] as usize].evidence_texts().concat().contains("git diff --cached"), "at the submission");
+    let d = e.detail.as_deref().unwrap_or("");
+    assert!(d.contains("setup.py, tox.ini") && d.contains("never wrote"), "{d}");
+    assert!(evidence(&v, "flag-false-done").excerpt.contains("Modified `xrefs/domain.py`"));
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

@@ -612,7 +612,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
     // An empty submission is nothing submitted, whatever hid the work (changes undone,
     // committed away, never written): when the run submits a patch, only what the patch holds
     // stays; when the workspace is the deliverable, nothing is empty unless nothing changed.
-    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty());
+    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty()) || image_changes_only(acts, changes, p).is_some();
     if finished && empty && changes.last().is_none() {
         let fin = acts.iter().rev().find(|a| a.finish);
         let e = match fin {
@@ -622,10 +622,13 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             None => on_status(t, "resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
         };
         let mut e = e;
-        e.detail = Some(if m.successful_mutations > 0 {
-            format!("finished with an empty patch or answer after {} changes that did not stay", m.successful_mutations)
-        } else {
-            "finished with an empty patch or answer".into()
+        e.detail = Some(match (image_changes_only(acts, changes, p), m.successful_mutations) {
+            (Some(files), n) => format!(
+                "finished with a patch of {} alone, which it never wrote (the image's own changes), after {n} changes that did not stay",
+                files.join(", ")
+            ),
+            (None, 0) => "finished with an empty patch or answer".into(),
+            (None, n) => format!("finished with an empty patch or answer after {n} changes that did not stay"),
         });
         f.class("early_resignation", e);
         undone_flag(t, acts, changes, f, false);
@@ -698,6 +701,21 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         e.detail = Some("declined what the user asked, with no call since the request, and changed nothing".into());
         f.class("early_resignation", e);
     }
+}
+
+/// The files of a patch that holds none of the agent's work: every one a configuration file of
+/// the repository (the profile's `config_files`) that no action of its wrote, and nothing it ran
+/// wrote files that cannot be named. SWE-bench images carry their own edits to `setup.py` and
+/// `tox.ini` (pinned dependencies), which a `git diff` submission picks up; a patch of those
+/// alone submits nothing of the agent's (DESIGN.md: an empty submission, whatever hid the work).
+fn image_changes_only<'c>(acts: &[Action<'_>], changes: &'c Changes, p: &Profile) -> Option<Vec<&'c str>> {
+    let files = changes.patch.as_ref().filter(|f| !f.is_empty())?;
+    let wrote =
+        |path: &str| acts.iter().filter(|a| a.mutated()).flat_map(|a| &a.writes).any(|w| changes::opaque(w) || changes::same_file(w, path));
+    files
+        .iter()
+        .all(|f| !f.new && p.config_files.is_match(&f.path) && !wrote(&f.path))
+        .then(|| files.iter().map(|f| f.path.as_str()).collect())
 }
 
 /// The first reply that declines the user's request straight after it (the step before is the
