@@ -380,6 +380,21 @@ fn mini_swe_agent_a_patch_of_the_images_own_config_edits_is_an_empty_submission(
     assert!(evidence(&v, "flag-false-done").excerpt.contains("Modified `xrefs/domain.py`"));
 }
 
+/// A run whose every command only looked (read, listed, echoed) changed nothing, so the
+/// workspace it handed in is the one it was given: an empty submission (real shapes: a
+/// t-bench-ext terminus-2 trial that found its input empty and stopped, a mini-swe-agent trial
+/// whose only commands were greps; both unclassified before).
+#[test]
+fn terminus_a_run_that_only_looked_submitted_nothing() {
+    let (t, v) = one("harbor-keystrokes", "dns-hosts");
+    assert_eq!(v.primary.as_deref(), Some("early_resignation"));
+    assert_eq!(v.flags, ["false_done"]);
+    let e = evidence(&v, "resign-empty-submission");
+    assert_eq!(e.excerpt, "mark_task_complete");
+    assert!(t.steps[e.steps[0] as usize].tool_calls.iter().any(|c| c.name == "mark_task_complete"));
+    assert_eq!(e.detail.as_deref(), Some("finished with everything as it was: its 3 commands only looked (read, listed, searched)"));
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

@@ -673,6 +673,28 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         claimed_done(t, acts, changes, p, f);
         return;
     }
+    // It finished having only looked: every call a shell command of programs that only look,
+    // no patch, no change; the workspace is the deliverable and it is as it was, which
+    // DESIGN.md counts as nothing submitted (never written to the workspace).
+    if finished
+        && p.task_kind == "code"
+        && t.submission.is_none()
+        && m.successful_mutations == 0
+        && changes.last().is_none()
+        && acts.iter().any(|a| !a.finish && a.command.as_deref().is_some_and(|c| !c.trim().is_empty()))
+        && acts.iter().all(|a| a.finish || only_looks(t, a, p))
+    {
+        let a = acts.iter().rev().find(|a| a.finish).unwrap_or(&acts[acts.len() - 1]);
+        let looked = acts.iter().filter(|a| !a.finish && a.command.as_deref().is_some_and(|c| !c.trim().is_empty())).count();
+        let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head));
+        e.detail = Some(format!(
+            "finished with everything as it was: {} only looked (read, listed, searched)",
+            if looked == 1 { "its one command".to_string() } else { format!("its {looked} commands") }
+        ));
+        f.class("early_resignation", e);
+        claimed_done(t, acts, changes, p, f);
+        return;
+    }
     // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
     // meant to change changed, which DESIGN.md counts as an empty submission (never written to
     // the workspace).
@@ -701,6 +723,33 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         e.detail = Some("declined what the user asked, with no call since the request, and changed nothing".into());
         f.class("early_resignation", e);
     }
+}
+
+/// A shell command, or an empty keystroke call, that only looks: no write, no script run, no
+/// check, and every simple command one of the profile's `look_commands` (`git` only with a
+/// looking subcommand, `find` without `-exec` or `-delete`), with no redirection or
+/// substitution (the plain-words split refuses those). A call of a reply the harness refused
+/// (a format error) never ran, so it changed nothing either.
+fn only_looks(t: &Trajectory, a: &Action<'_>, p: &Profile) -> bool {
+    const GIT_LOOKS: &[&str] = &["status", "log", "diff", "show", "grep", "ls-files", "blame", "branch", "rev-parse"];
+    if !p.is_shell(a.name) || a.mutates() || !a.runs.is_empty() || a.verification.is_some() {
+        return false;
+    }
+    if t.steps.get(a.at.step as usize).is_some_and(|s| s.format_error.is_some()) {
+        return true;
+    }
+    let Some(cmd) = a.command.as_deref() else { return false };
+    if cmd.trim().is_empty() {
+        return true;
+    }
+    let Some(commands) = super::simple_command::split(cmd) else { return false };
+    commands.iter().all(|words| {
+        let Some(prog) = words.first().map(|w| w.rsplit('/').next().unwrap_or(w)) else { return true };
+        p.look_commands.iter().any(|l| l == prog)
+            && (prog != "git" || words.get(1).is_some_and(|s| GIT_LOOKS.contains(s)))
+            && (prog != "find" || !words.iter().any(|w| w.starts_with("-exec") || *w == "-delete" || w.starts_with("-ok")))
+            && (prog != "sed" || !words.iter().any(|w| w.starts_with("-i") || w.starts_with("--in-place")))
+    })
 }
 
 /// The files of a patch that holds none of the agent's work: every one a configuration file of

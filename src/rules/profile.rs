@@ -53,6 +53,10 @@ pub struct RawProfile {
     /// than the team's reasoning: Magentic-One's WebSurfer quotes papers that "assume" things.
     #[serde(default)]
     pub relay_agents: Vec<String>,
+    /// Programs that only look (`cat`, `grep`, `ls`): a run of nothing else changed nothing,
+    /// not even outside the files (a service started, a bucket made).
+    #[serde(default)]
+    pub look_commands: Vec<String>,
     #[serde(default)]
     pub tools: Vec<String>,
     #[serde(default)]
@@ -99,6 +103,7 @@ impl RawProfile {
             &self.dynamic_namespaces,
             &self.outside_dirs,
             &self.relay_agents,
+            &self.look_commands,
             &self.tools,
         ];
         lists.iter().all(|l| l.is_empty())
@@ -325,6 +330,8 @@ pub struct Profile {
     pub outside_dirs: Vec<String>,
     /// Agents that relay outside content; their turns are sources, not the team's reasoning.
     pub relay_agents: Vec<String>,
+    /// Programs that only look: a command of nothing else has no effect at all.
+    pub look_commands: Vec<String>,
     pub tools: Vec<String>,
     pub step_limit: Option<u32>,
     pub final_reply_is_answer: bool,
@@ -458,6 +465,7 @@ impl Profile {
             dynamic_namespaces: cat(&|r| &r.dynamic_namespaces),
             outside_dirs: cat(&|r| &r.outside_dirs),
             relay_agents: cat(&|r| &r.relay_agents),
+            look_commands: cat(&|r| &r.look_commands),
             tools: own.tools.clone(),
             step_limit: layers.iter().rev().find_map(|(_, _, r)| r.step_limit),
             final_reply_is_answer: layers.iter().rev().find_map(|(_, _, r)| r.final_reply_is_answer).unwrap_or(false),
