@@ -395,6 +395,20 @@ fn terminus_a_run_that_only_looked_submitted_nothing() {
     assert_eq!(e.detail.as_deref(), Some("finished with everything as it was: its 3 commands only looked (read, listed, searched)"));
 }
 
+/// A last edit that put text back as it was (a docstring a global `sed` had changed) leaves
+/// nothing in the submitted patch, so it owes no check and is not the change the evidence names
+/// (real shape: pydata__xarray-7229 of the gemini-3-pro mini-swe-agent run, `unverified` before).
+#[test]
+fn mini_swe_agent_an_edit_the_patch_does_not_hold_owes_no_check() {
+    let (t, v) = one("mini-swe-agent/swebench-results", "acme__attrs-72");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"], "no unverified");
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert_eq!(w.steps.len(), 2, "{:?}", w.steps);
+    assert!(t.steps[w.steps[0] as usize].text.contains(r#"s/"no_conflicts"/"drop_conflicts"/"#), "the last change the patch holds");
+    assert!(w.detail.as_deref().is_some_and(|d| d.contains("last check: an inline program")), "{:?}", w.detail);
+}
+
 /// A check is the same check only while its own script is unchanged: the reproduction script
 /// passed, was widened with a second case, and then failed. That is a new check failing, not the
 /// fix regressing (real shape: django__django-12125 of the gemini-3-pro mini-swe-agent run).

@@ -37,6 +37,9 @@ pub struct Action<'t> {
     /// it had put in itself (`sed -i '/DEBUG:/d'` after adding `print(f"DEBUG: ...")`): no
     /// check is owed after it.
     pub cosmetic: bool,
+    /// The texts its edits put in, when they are all known (an editor's new text, the literal
+    /// replacements of `sed -i` substitutions): a patch without them holds nothing of the edit.
+    pub puts_in: Option<Vec<String>>,
     /// Scripts it runs (`-`: a program given inline).
     pub runs: Vec<String>,
     /// It creates a file whole (a `create` command), rather than editing one.
@@ -104,6 +107,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 withdraws: false,
                 misfired: Vec::new(),
                 cosmetic: false,
+                puts_in: None,
                 swallowed: false,
                 runs: Vec::new(),
                 creates: false,
@@ -161,6 +165,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     swaps.touched(&writes);
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
+                    // Only a command whose every write is a literal `sed` edit says all it put in.
+                    if !writes.is_empty() && fx.whole.is_empty() && writes.iter().all(|w| fx.sed_files.contains(w)) {
+                        a.puts_in = Some(fx.sed_texts);
+                    }
                     a.writes = writes;
                     a.deletes = fx.deletes;
                     // Every file it writes is written whole: a count would let `> a.py` twice
@@ -193,6 +201,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
                     a.reverts.clone_from(&a.writes);
                 } else if a.ok != Some(false) {
+                    a.puts_in = replacement(&call.arguments, p).filter(|_| !a.creates).map(|(_, new)| vec![new.to_string()]);
                     match (replacement(&call.arguments, p), a.writes.as_slice()) {
                         (Some(r), [w]) if !a.creates => {
                             if swaps.swap(w, r) {

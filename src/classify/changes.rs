@@ -93,6 +93,8 @@ pub struct Changes {
     /// The repository files its changes that matter touched, in order of first change (as the
     /// patch names them, when there is one).
     pub files: Vec<String>,
+    /// The lines the submitted patch adds (`+` lines, headers not), when it is a patch.
+    pub added: Vec<String>,
 }
 
 impl Changes {
@@ -100,6 +102,13 @@ impl Changes {
     #[must_use]
     pub fn last(&self) -> Option<usize> {
         self.matters.iter().rposition(|m| *m)
+    }
+
+    /// The last change that matters and that the submitted patch still holds something of (see
+    /// `left_nothing`); the last change that matters when none does.
+    #[must_use]
+    pub fn last_kept(&self, acts: &[Action<'_>]) -> Option<usize> {
+        (0..acts.len()).rev().find(|&i| self.matters[i] && !self.left_nothing(&acts[i])).or_else(|| self.last())
     }
 
     /// The last change a check is owed after: to the repository's own code when the run
@@ -110,11 +119,22 @@ impl Changes {
         (0..acts.len()).rev().find(|&i| {
             self.matters[i]
                 && !acts[i].cosmetic
+                && !self.left_nothing(&acts[i])
                 && acts[i]
                     .writes
                     .iter()
                     .any(|w| opaque(w) || (!doc(w) && self.stays(w) && (self.patch.is_none() || self.is_repository_file(w))))
         })
+    }
+
+    /// Whether the submitted patch holds none of what `a` put in: every text it put in is known
+    /// and no added line of the patch holds a line of any of them (of four characters or more).
+    /// Such an edit put text back as it was (a docstring a global `sed` had damaged) or was
+    /// overwritten later: the submission does not carry it, so no check is owed after it.
+    fn left_nothing(&self, a: &Action<'_>) -> bool {
+        let Some(texts) = a.puts_in.as_ref().filter(|_| self.patch.as_ref().is_some_and(|p| !p.is_empty())) else { return false };
+        let lines: Vec<&str> = texts.iter().flat_map(|t| t.lines()).map(str::trim).filter(|l| l.chars().count() >= 4).collect();
+        !lines.is_empty() && !lines.iter().any(|l| self.added.iter().any(|a| a.contains(l)))
     }
 
     /// Whether a file it wrote stays in the final state (is in the patch, when there is one).
@@ -206,7 +226,13 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
             .collect(),
     };
     let undone = undone(acts, &changed, patch.as_deref(), &aside);
-    let mut changes = Changes { patch, matters, created, undone, files: Vec::new() };
+    let added = match (&patch, submission) {
+        (Some(_), Some(text)) => {
+            text.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++ ")).map(|l| l[1..].to_string()).collect()
+        }
+        _ => Vec::new(),
+    };
+    let mut changes = Changes { patch, matters, created, undone, files: Vec::new(), added };
     changes.files = changes.kept_files(acts, is_gone);
     changes
 }

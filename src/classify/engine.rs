@@ -802,7 +802,8 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     }
     // Progress is a change to the repository's own files that stays in the final state; on
     // answer tasks, a submitted answer.
-    let last_mut = changes.last();
+    // The last change the submission still holds (not one that put text back as it was).
+    let last_mut = changes.last_kept(acts);
     let answered =
         p.task_kind == "answer" && (t.submission.as_deref().is_some_and(|s| !s.trim().is_empty()) || acts.iter().any(|a| a.finish));
     let last_check = acts.iter().rposition(|b| checks(b) || runs_the_package(b, &changes.files));

@@ -45,6 +45,10 @@ pub struct ShellEffects {
     /// quotes): the shell writes `app.pyn`, a file nothing reads, so the write the agent meant
     /// never landed. Kept out of `writes`.
     pub misfired: Vec<String>,
+    /// Files `sed -i` edited with substitutions only, each putting in literal text (no `&`, no
+    /// escape), and those texts: what the edit left in the file, to look for in a patch.
+    pub sed_files: Vec<String>,
+    pub sed_texts: Vec<String>,
     /// Files whose every edit in the command only swapped one quote character for the other
     /// (`sed -i "s/\"%s\"/'%s'/" f.py`): restyled, not changed. Also in `writes`.
     pub restyled: Vec<String>,
@@ -684,6 +688,10 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
                     fx.pruned.extend(files);
                     fx.pruned_by.extend(pats);
                 } else {
+                    if let Some(texts) = scripts.iter().map(|s| s.as_deref().and_then(literal_replacements)).collect::<Option<Vec<_>>>() {
+                        fx.sed_files.extend(files.iter().cloned());
+                        fx.sed_texts.extend(texts.into_iter().flatten());
+                    }
                     fx.writes.extend(files);
                 }
             }
@@ -1108,6 +1116,33 @@ fn sed_in_place(args: &[String]) -> Option<(Vec<String>, Vec<Option<String>>)> {
     in_place.then_some((operands, scripts))
 }
 
+/// The replacement texts of a `sed` script made only of substitutions (`s/a/b/g`, one per line
+/// or `;`), each replacement literal: no `&`, no backslash, no newline. None for anything else
+/// (a delete, an append, a back-reference), whose result the script does not spell out.
+fn literal_replacements(script: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for sub in script.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()) {
+        // An address before the command (`232s/a/b/`, `/x/s/a/b/`): a plain line number only.
+        let sub = sub.trim_start_matches(|c: char| c.is_ascii_digit());
+        let mut chars = sub.chars();
+        let (Some('s'), Some(d)) = (chars.next(), chars.next()) else { return None };
+        if d.is_alphanumeric() || d == '\\' || d.is_whitespace() {
+            return None;
+        }
+        let body = chars.as_str();
+        if body.contains('\\') {
+            return None;
+        }
+        let parts: Vec<&str> = body.split(d).collect();
+        let [_, to, flags] = parts.as_slice() else { return None };
+        if to.contains('&') || !flags.chars().all(|f| f.is_ascii_alphanumeric()) {
+            return None;
+        }
+        out.push((*to).to_string());
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// A `sed` script of substitutions that each only swap `'` and `"`, character for character
 /// (`s/"%s"/'%s'/g`; not `s/'None'/None/`, which makes a string a value): in Python and
 /// JavaScript, which most SWE tasks are, a change of quoting style, not of behaviour.
@@ -1350,6 +1385,19 @@ mod tests {
 
     /// `echo "$("$("$(…)")")"` nested to the 64 KiB bound: each command reads its arguments'
     /// whole text, so without a bound on the commands read this took seconds per command line.
+    #[test]
+    fn a_sed_of_literal_substitutions_says_what_it_put_in() {
+        let fx = analyse("sed -i '232s/\"a\", \"b\"/\"c\", \"b\"/; s/x = 1/x = 2/g' pkg/m.py");
+        assert_eq!(fx.sed_files, ["pkg/m.py"]);
+        assert_eq!(fx.sed_texts, ["\"c\", \"b\"", "x = 2"]);
+        for unknown in
+            ["sed -i 's/x/&y/' m.py", "sed -i 's/x/a\\nb/' m.py", "sed -i '/x/d' m.py", "sed -i '3a foo' m.py", "sed -i -f fix.sed m.py"]
+        {
+            let fx = analyse(unknown);
+            assert!(fx.sed_files.is_empty() && fx.sed_texts.is_empty() && fx.writes == ["m.py"], "{unknown}: {fx:?}");
+        }
+    }
+
     #[test]
     fn deeply_nested_substitutions_are_read_in_bounded_work() {
         let depth = 8_000;
