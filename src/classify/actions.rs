@@ -146,6 +146,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     let mut fx = shell::analyse_in(&cmd, t.workdir.as_deref());
                     fx.settle_round_trip(a.ok != Some(false));
                     let mut writes = fx.writes;
+                    let own_writes = writes.len();
                     for script in &fx.runs {
                         let key = script.trim_start_matches("./");
                         if fx.saved.iter().all(|(p, _)| p.trim_start_matches("./") != key)
@@ -165,9 +166,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     swaps.touched(&writes);
                     a.cosmetic =
                         !writes.is_empty() && writes.iter().all(|w| fx.restyled.contains(w) || (own_debug && fx.pruned.contains(w)));
-                    // Only a command whose every write is a literal `sed` edit says all it put in.
-                    if !writes.is_empty() && fx.whole.is_empty() && writes.iter().all(|w| fx.sed_files.contains(w)) {
-                        a.puts_in = Some(fx.sed_texts);
+                    // Only a command whose every write is a literal `sed` edit says all it put in
+                    // (not one that also runs a script that writes).
+                    if writes.len() == own_writes {
+                        a.puts_in = fx.put_in;
                     }
                     a.writes = writes;
                     a.deletes = fx.deletes;
@@ -201,8 +203,16 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
                     a.reverts.clone_from(&a.writes);
                 } else if a.ok != Some(false) {
-                    a.puts_in = replacement(&call.arguments, p).filter(|_| !a.creates).map(|(_, new)| vec![new.to_string()]);
-                    match (replacement(&call.arguments, p), a.writes.as_slice()) {
+                    let replaced = replacement(&call.arguments, p);
+                    // The lines its new text adds, not the context it keeps (a deletion adds none,
+                    // and says nothing a patch would show).
+                    a.puts_in = replaced
+                        .filter(|_| !a.creates)
+                        .map(|(old, new)| {
+                            new.lines().filter(|l| !old.lines().any(|o| o == *l)).map(ToString::to_string).collect::<Vec<_>>()
+                        })
+                        .filter(|added| !added.is_empty());
+                    match (replaced, a.writes.as_slice()) {
                         (Some(r), [w]) if !a.creates => {
                             if swaps.swap(w, r) {
                                 a.reverts.clone_from(&a.writes);

@@ -612,7 +612,8 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
     // An empty submission is nothing submitted, whatever hid the work (changes undone,
     // committed away, never written): when the run submits a patch, only what the patch holds
     // stays; when the workspace is the deliverable, nothing is empty unless nothing changed.
-    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty()) || image_changes_only(acts, changes, p).is_some();
+    let image_only = image_changes_only(acts, changes, p);
+    let empty = t.submission.as_deref().is_some_and(|s| s.trim().is_empty()) || image_only.is_some();
     if finished && empty && changes.last().is_none() {
         let fin = acts.iter().rev().find(|a| a.finish);
         let e = match fin {
@@ -622,7 +623,10 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             None => on_status(t, "resign-empty-submission", "early_resignation", status_excerpt(t).unwrap_or(""), None),
         };
         let mut e = e;
-        e.detail = Some(match (image_changes_only(acts, changes, p), m.successful_mutations) {
+        e.detail = Some(match (image_only, m.successful_mutations) {
+            (Some(files), 0) => {
+                format!("finished with a patch of {} alone, which it never wrote (the image's own changes)", files.join(", "))
+            }
             (Some(files), n) => format!(
                 "finished with a patch of {} alone, which it never wrote (the image's own changes), after {n} changes that did not stay",
                 files.join(", ")
@@ -676,16 +680,17 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
     // It finished having only looked: every call a shell command of programs that only look,
     // no patch, no change; the workspace is the deliverable and it is as it was, which
     // DESIGN.md counts as nothing submitted (never written to the workspace).
+    let typed = |a: &&Action<'_>| !a.finish && a.command.as_deref().is_some_and(|c| !c.trim().is_empty());
     if finished
         && p.task_kind == "code"
         && t.submission.is_none()
         && m.successful_mutations == 0
         && changes.last().is_none()
-        && acts.iter().any(|a| !a.finish && a.command.as_deref().is_some_and(|c| !c.trim().is_empty()))
+        && acts.iter().any(|a| typed(&a))
         && acts.iter().all(|a| a.finish || only_looks(t, a, p))
     {
         let a = acts.iter().rev().find(|a| a.finish).unwrap_or(&acts[acts.len() - 1]);
-        let looked = acts.iter().filter(|a| !a.finish && a.command.as_deref().is_some_and(|c| !c.trim().is_empty())).count();
+        let looked = acts.iter().filter(typed).count();
         let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head));
         e.detail = Some(format!(
             "finished with everything as it was: {} only looked (read, listed, searched)",
@@ -726,12 +731,10 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
 }
 
 /// A shell command, or an empty keystroke call, that only looks: no write, no script run, no
-/// check, and every simple command one of the profile's `look_commands` (`git` only with a
-/// looking subcommand, `find` without `-exec` or `-delete`), with no redirection or
-/// substitution (the plain-words split refuses those). A call of a reply the harness refused
-/// (a format error) never ran, so it changed nothing either.
+/// check, and every simple command one of the profile's `look_commands` used only to look, with
+/// no redirection or substitution (the plain-words split refuses those). A call of a reply the
+/// harness refused (a format error) never ran, so it changed nothing either.
 fn only_looks(t: &Trajectory, a: &Action<'_>, p: &Profile) -> bool {
-    const GIT_LOOKS: &[&str] = &["status", "log", "diff", "show", "grep", "ls-files", "blame", "branch", "rev-parse"];
     if !p.is_shell(a.name) || a.mutates() || !a.runs.is_empty() || a.verification.is_some() {
         return false;
     }
@@ -745,11 +748,39 @@ fn only_looks(t: &Trajectory, a: &Action<'_>, p: &Profile) -> bool {
     let Some(commands) = super::simple_command::split(cmd) else { return false };
     commands.iter().all(|words| {
         let Some(prog) = words.first().map(|w| w.rsplit('/').next().unwrap_or(w)) else { return true };
-        p.look_commands.iter().any(|l| l == prog)
-            && (prog != "git" || words.get(1).is_some_and(|s| GIT_LOOKS.contains(s)))
-            && (prog != "find" || !words.iter().any(|w| w.starts_with("-exec") || *w == "-delete" || w.starts_with("-ok")))
-            && (prog != "sed" || !words.iter().any(|w| w.starts_with("-i") || w.starts_with("--in-place")))
+        p.look_commands.iter().any(|l| l == prog) && used_to_look(prog, &words[1..])
     })
+}
+
+/// Whether a looking program's arguments keep it to looking: the options and forms by which
+/// these programs write a file, run another program or change the system are refused (`env CMD`,
+/// `su -c`, `sort -o`, `find -exec`, `git branch -D`, `date -s`, `sed` other than `-n …p`).
+fn used_to_look(prog: &str, args: &[&str]) -> bool {
+    const GIT_LOOKS: &[&str] = &["status", "log", "diff", "show", "grep", "ls-files", "blame", "rev-parse"];
+    let operands = || args.iter().filter(|a| !a.starts_with('-'));
+    let has = |f: &dyn Fn(&str) -> bool| args.iter().any(|a| f(a.trim_matches(['\'', '"'])));
+    match prog {
+        // Runs its operand as a program: only a bare `env` lists the environment.
+        "env" => args.is_empty(),
+        // A login shell as another user, not a command run as one.
+        "su" => !has(&|a| a == "-c" || a.starts_with("--command") || a == "-s" || a.starts_with("--session-command")),
+        "sort" => !has(&|a| a == "-o" || a.starts_with("-o") || a.starts_with("--output")),
+        "uniq" => operands().count() <= 1,
+        "xxd" => !has(&|a| a == "-r" || a == "-revert") && operands().count() <= 1,
+        "tree" => !has(&|a| a == "-o"),
+        "date" => !has(&|a| a == "-s" || a.starts_with("--set")) && operands().all(|o| o.starts_with('+')),
+        "hostname" => operands().next().is_none() && !has(&|a| a == "-F" || a.starts_with("--file")),
+        "find" => !has(&|a| a.starts_with("-exec") || a.starts_with("-ok") || a == "-delete" || a.starts_with("-fprint") || a == "-fls"),
+        "git" => args.first().is_some_and(|sub| GIT_LOOKS.contains(sub)) && !has(&|a| a.starts_with("--output") || a == "-o"),
+        // `sed -n '10,20p' f`: printing lines by number or pattern, nothing else.
+        "sed" => {
+            static PRINTS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                regex::Regex::new(r"^(?:(?:\$|\d+|/[^/]*/)(?:,(?:\$|\d+|/[^/]*/))?p;?)+$").expect("valid regex")
+            });
+            args.contains(&"-n") && operands().next().is_some_and(|script| PRINTS.is_match(script.trim_matches(['\'', '"'])))
+        }
+        _ => true,
+    }
 }
 
 /// The files of a patch that holds none of the agent's work: every one a configuration file of
@@ -759,8 +790,9 @@ fn only_looks(t: &Trajectory, a: &Action<'_>, p: &Profile) -> bool {
 /// alone submits nothing of the agent's (DESIGN.md: an empty submission, whatever hid the work).
 fn image_changes_only<'c>(acts: &[Action<'_>], changes: &'c Changes, p: &Profile) -> Option<Vec<&'c str>> {
     let files = changes.patch.as_ref().filter(|f| !f.is_empty())?;
+    // Any write it attempted: a `sed -i … setup.py && pytest` whose tests failed still wrote.
     let wrote =
-        |path: &str| acts.iter().filter(|a| a.mutated()).flat_map(|a| &a.writes).any(|w| changes::opaque(w) || changes::same_file(w, path));
+        |path: &str| acts.iter().filter(|a| a.mutates()).flat_map(|a| &a.writes).any(|w| changes::opaque(w) || changes::same_file(w, path));
     files
         .iter()
         .all(|f| !f.new && p.config_files.is_match(&f.path) && !wrote(&f.path))
@@ -1006,11 +1038,19 @@ fn said_unchecked<'t>(t: &'t Trajectory, acts: &[Action<'_>], from: u32, p: &Pro
 /// relaying agent's page): nothing checked the assumption afterwards. The earliest such saying
 /// in that stretch, where the assumption was made, not the ledger repeating it.
 fn answer_assumed<'t>(t: &'t Trajectory, p: &Profile) -> Option<(u32, &'t str)> {
-    let looked_up = |s: &crate::model::Step| {
-        s.role != Role::Assistant || !s.tool_results.is_empty() || s.agent.as_ref().is_some_and(|a| p.relay_agents.contains(a))
+    // A finish call's result (`submit(...)` answered "submitted") is no source.
+    let finishes: BTreeSet<&str> =
+        t.steps.iter().flat_map(|s| &s.tool_calls).filter(|c| p.is_finish(&c.name)).filter_map(|c| c.id.as_deref()).collect();
+    let sourced = |s: &crate::model::Step| {
+        s.role == Role::Environment
+            || s.agent.as_ref().is_some_and(|a| p.relay_agents.contains(a))
+            || s.tool_results.iter().any(|r| r.call_id.as_deref().is_none_or(|id| !finishes.contains(id)))
     };
-    let from = t.steps.iter().rposition(looked_up).map_or(0, |i| i + 1);
-    t.steps.iter().enumerate().skip(from).find_map(|(i, s)| {
+    // Only a run that looked something up: pure reasoning ("we can assume a <= b") takes its
+    // premises from the question, which is not an unchecked source.
+    let last_source = t.steps.iter().rposition(sourced)?;
+    let from = t.steps.iter().rposition(|s| s.role == Role::User).map_or(last_source, |u| u.max(last_source)) + 1;
+    t.steps.iter().enumerate().skip(from).filter(|(_, s)| s.role == Role::Assistant).find_map(|(i, s)| {
         let m = p.assumed.find(&s.text)?;
         Some((u32::try_from(i).unwrap_or(u32::MAX), window(&s.text, m.range())))
     })
@@ -1182,7 +1222,13 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
 /// to keep passing that fails at the end was broken later, which is the other `regressed`. Not
 /// when the agent wrote the test's file in between: that is `edited_tests`.
 fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
-    use super::test_errors::{failed, test_id, test_name};
+    use super::test_errors::{failed, failure_of, test_id, test_name};
+    // A failure that is a bug of the change itself (a typo, a missing import), which the rework
+    // fixed, is not an expectation the change went against.
+    static OWN_BUG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b(?:NameError|ImportError|ModuleNotFoundError|SyntaxError|IndentationError|AttributeError)\b")
+            .expect("valid regex")
+    });
     let verdict: Vec<(&str, String)> = t
         .outcome
         .tests
@@ -1200,7 +1246,14 @@ fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p
     for (r, run) in acts.iter().enumerate().filter(|(_, a)| a.passed == Some(false) && checks(a)) {
         let shown = failed(output(run));
         let Some((file, name)) = verdict.iter().find(|(_, n)| shown.contains(n)) else { continue };
+        if failure_of(output(run), name).is_some_and(|text| OWN_BUG.is_match(text)) {
+            continue;
+        }
         let Some(c) = acts[..r].iter().rposition(|b| b.mutated() && b.writes.iter().any(code)) else { continue };
+        // The test failed before the change too: the change did not break it.
+        if acts[..c].iter().any(|b| b.passed == Some(false) && failed(output(b)).contains(name)) {
+            continue;
+        }
         let broke: BTreeSet<&String> = acts[..r].iter().filter(|b| b.mutated()).flat_map(|b| &b.writes).filter(|w| code(w)).collect();
         let runs_file = |b: &Action<'_>| {
             let base = file.rsplit('/').next().unwrap_or(file);
@@ -1212,11 +1265,13 @@ fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p
                 continue;
             }
             let Some(k) = acts[w + 1..].iter().position(|b| b.passed == Some(true) && runs_file(b)).map(|k| w + 1 + k) else { break };
-            let wrote_test = acts[r + 1..k]
+            // It wrote the test's file at any point before the passing run, or another of the
+            // repository's test files (not a scratch test of its own).
+            let wrote_test = acts[..k]
                 .iter()
-                .filter(|b| b.mutated())
+                .filter(|b| b.mutates())
                 .flat_map(|b| &b.writes)
-                .any(|x| changes::same_file(x, file) || p.test_files.is_match(x));
+                .any(|x| changes::same_file(x, file) || (p.test_files.is_match(x) && !changes.created.contains(x)));
             if wrote_test || failed(output(&acts[k])).contains(name) {
                 break;
             }

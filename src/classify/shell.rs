@@ -45,10 +45,13 @@ pub struct ShellEffects {
     /// quotes): the shell writes `app.pyn`, a file nothing reads, so the write the agent meant
     /// never landed. Kept out of `writes`.
     pub misfired: Vec<String>,
-    /// Files `sed -i` edited with substitutions only, each putting in literal text (no `&`, no
-    /// escape), and those texts: what the edit left in the file, to look for in a patch.
-    pub sed_files: Vec<String>,
-    pub sed_texts: Vec<String>,
+    /// What the command's edits put in, when every write it makes is a `sed -i` of
+    /// substitutions with literal replacements (no `&`, no escape): the texts to look for in a
+    /// patch. None when any write is of another kind.
+    pub put_in: Option<Vec<String>>,
+    /// While reading: the literal replacements seen, and how many writes they account for.
+    sed_texts: Vec<String>,
+    literal_writes: usize,
     /// Files whose every edit in the command only swapped one quote character for the other
     /// (`sed -i "s/\"%s\"/'%s'/" f.py`): restyled, not changed. Also in `writes`.
     pub restyled: Vec<String>,
@@ -163,6 +166,11 @@ fn analyse_all(command: &str) -> ShellEffects {
     settle_restyled(&mut fx);
     settle_stash(&mut fx);
     settle_cd(command, &mut fx);
+    // Counted before duplicates go: `sed -i '/x/d' f && sed -i 's/a/b/' f` writes f twice, once
+    // with a script that says nothing of what it leaves.
+    if !fx.writes.is_empty() && fx.writes.len() == fx.literal_writes && fx.whole.is_empty() {
+        fx.put_in = Some(std::mem::take(&mut fx.sed_texts));
+    }
     fx.writes.dedup();
     if memo {
         MEMO.with(|m| {
@@ -689,7 +697,7 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
                     fx.pruned_by.extend(pats);
                 } else {
                     if let Some(texts) = scripts.iter().map(|s| s.as_deref().and_then(literal_replacements)).collect::<Option<Vec<_>>>() {
-                        fx.sed_files.extend(files.iter().cloned());
+                        fx.literal_writes += files.len();
                         fx.sed_texts.extend(texts.into_iter().flatten());
                     }
                     fx.writes.extend(files);
@@ -1135,7 +1143,8 @@ fn literal_replacements(script: &str) -> Option<Vec<String>> {
         }
         let parts: Vec<&str> = body.split(d).collect();
         let [_, to, flags] = parts.as_slice() else { return None };
-        if to.contains('&') || !flags.chars().all(|f| f.is_ascii_alphanumeric()) {
+        // `e` runs the pattern space, `w` writes a file: more than a substitution.
+        if to.contains('&') || !flags.chars().all(|f| f.is_ascii_digit() || matches!(f, 'g' | 'i' | 'I' | 'p' | 'm' | 'M')) {
             return None;
         }
         out.push((*to).to_string());
@@ -1383,21 +1392,28 @@ mod tests {
         analyse(c).writes
     }
 
-    /// `echo "$("$("$(…)")")"` nested to the 64 KiB bound: each command reads its arguments'
-    /// whole text, so without a bound on the commands read this took seconds per command line.
     #[test]
     fn a_sed_of_literal_substitutions_says_what_it_put_in() {
         let fx = analyse("sed -i '232s/\"a\", \"b\"/\"c\", \"b\"/; s/x = 1/x = 2/g' pkg/m.py");
-        assert_eq!(fx.sed_files, ["pkg/m.py"]);
-        assert_eq!(fx.sed_texts, ["\"c\", \"b\"", "x = 2"]);
-        for unknown in
-            ["sed -i 's/x/&y/' m.py", "sed -i 's/x/a\\nb/' m.py", "sed -i '/x/d' m.py", "sed -i '3a foo' m.py", "sed -i -f fix.sed m.py"]
-        {
+        assert_eq!(fx.writes, ["pkg/m.py"]);
+        assert_eq!(fx.put_in, Some(vec!["\"c\", \"b\"".to_string(), "x = 2".to_string()]));
+        for unknown in [
+            "sed -i 's/x/&y/' m.py",
+            "sed -i 's/x/a\\nb/' m.py",
+            "sed -i '/x/d' m.py",
+            "sed -i '3a foo' m.py",
+            "sed -i -f fix.sed m.py",
+            "sed -i 's/x/y/w out.txt' m.py",
+            "sed -i '/x/d' m.py && sed -i 's/a/b/' m.py",
+            "echo z >> m.py && sed -i 's/a/b/' m.py",
+        ] {
             let fx = analyse(unknown);
-            assert!(fx.sed_files.is_empty() && fx.sed_texts.is_empty() && fx.writes == ["m.py"], "{unknown}: {fx:?}");
+            assert!(fx.put_in.is_none() && fx.writes.iter().any(|w| w == "m.py"), "{unknown}: {fx:?}");
         }
     }
 
+    /// `echo "$("$("$(…)")")"` nested to the 64 KiB bound: each command reads its arguments'
+    /// whole text, so without a bound on the commands read this took seconds per command line.
     #[test]
     fn deeply_nested_substitutions_are_read_in_bounded_work() {
         let depth = 8_000;

@@ -151,15 +151,39 @@ pub fn failed(output: &str) -> BTreeSet<String> {
     }
     for l in output.lines() {
         let l = l.trim_end();
+        // `FAILED id - message` (the id may hold spaces in its parameters), or a verbose
+        // `id FAILED` line, which pytest ends with its progress (`[ 50%]`).
         let id = match l.strip_prefix("FAILED ") {
-            Some(rest) => rest.split_whitespace().next(),
-            None => l.strip_suffix(" FAILED").and_then(|rest| rest.split_whitespace().next()),
+            Some(rest) => rest.split(" - ").next().map(str::trim),
+            None => verbose_failed(l),
         };
         if let Some(id) = id.filter(|i| i.contains("::")) {
             out.insert(test_name(id));
         }
     }
     out
+}
+
+/// The id of a verbose `id FAILED` line, which pytest ends with its progress (`[ 50%]`).
+fn verbose_failed(line: &str) -> Option<&str> {
+    let line = match line.rfind(" [") {
+        Some(i) if line.ends_with("%]") => line[..i].trim_end(),
+        _ => line,
+    };
+    line.strip_suffix(" FAILED").and_then(|rest| rest.split_whitespace().next())
+}
+
+/// The text of test `name`'s failure in one pytest output (its section, else its `FAILED`
+/// summary line), in [`test_name`] form.
+#[must_use]
+pub fn failure_of<'o>(output: &'o str, name: &str) -> Option<&'o str> {
+    for c in FAILED_SECTION.captures_iter(output) {
+        let all = c.get(0).expect("match");
+        if test_name(c.get(1).expect("name").as_str()) == name {
+            return Some(section(output, all.start(), all.end()).0);
+        }
+    }
+    output.lines().find(|l| l.strip_prefix("FAILED ").and_then(|r| r.split(" - ").next()).is_some_and(|id| test_name(id.trim()) == name))
 }
 
 /// A test's name within its file as pytest heads its failure section: `a/t.py::C::m[p]`,
@@ -234,13 +258,16 @@ mod tests {
         assert!(got.contains("TestCard.test_from_bytes"), "{got:?}");
         let tail = "=== short test summary info ===\nFAILED t/test_c.py::TestCard::test_from_bytes - AssertionError: x::y\nFAILED t/test_c.py::test_p[a b] - E\n";
         let got = failed(tail);
-        assert_eq!(got.into_iter().collect::<Vec<_>>(), ["TestCard.test_from_bytes", "test_p[a"], "the id ends at the first space");
-        let verbose = "t/test_c.py::TestCard::test_from_bytes FAILED\nt/test_c.py::test_q PASSED\n";
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), ["TestCard.test_from_bytes", "test_p[a b]"], "the id ends at ` - `");
+        let verbose = "t/test_c.py::TestCard::test_from_bytes FAILED                 [ 50%]\nt/test_c.py::test_q PASSED [100%]\n";
         assert_eq!(failed(verbose).into_iter().collect::<Vec<_>>(), ["TestCard.test_from_bytes"]);
         assert_eq!(test_name("FAIL_TO_PASS: t/test_c.py::TestCard::test_from_bytes"), "TestCard.test_from_bytes");
         assert_eq!(test_name("testing/test_setuponly.py::test_show[--setup-only]"), "test_show[--setup-only]");
         assert!(failed("___ ERROR collecting t/test_c.py ___\n12 passed\n").is_empty(), "an error section is not a failing test");
         assert!(failed("all 12 passed").is_empty());
+        assert!(failure_of(head, "test_show_fixtures_with_parameters[--setup-only]").is_some_and(|t| t.contains("Failed: nomatch")));
+        assert!(failure_of(tail, "test_p[a b]").is_some_and(|t| t.ends_with("- E")));
+        assert_eq!(failure_of(head, "test_other"), None);
     }
 
     #[test]
