@@ -64,6 +64,12 @@ impl Action<'_> {
         !self.writes.is_empty()
     }
 
+    /// The step that shows what it did: its result's, or its own when it got none.
+    #[must_use]
+    pub fn shown_at(&self) -> u32 {
+        self.result_step.unwrap_or(self.at.step)
+    }
+
     /// A mutation that went through (its result is not an error).
     #[must_use]
     pub fn mutated(&self) -> bool {

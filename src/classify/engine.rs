@@ -634,9 +634,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             (None, 0) => "finished with an empty patch or answer".into(),
             (None, n) => format!("finished with an empty patch or answer after {n} changes that did not stay"),
         });
-        f.class("early_resignation", e);
-        undone_flag(t, acts, changes, f, false);
-        claimed_done(t, acts, changes, p, f);
+        submitted_nothing(t, acts, changes, p, f, e, true);
         return;
     }
     // Its commands never ran: the terminal took them as the body of a here-doc or quote an
@@ -656,8 +654,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             "from step {} the terminal took its commands as input to a here-doc or quote left open (its screen shows them after the continuation prompt), so they never ran, and nothing it changed stayed",
             a.at.step
         ));
-        f.class("early_resignation", e);
-        claimed_done(t, acts, changes, p, f);
+        submitted_nothing(t, acts, changes, p, f, e, false);
         return;
     }
     // No patch to read, but every change it made was put back (`git checkout -- f`, a stash
@@ -672,9 +669,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         let mut e = on_steps(t, "resign-empty-submission", "early_resignation", vec![a.at.step], a.command.as_deref().map_or(a.name, head));
         e.detail =
             Some(format!("finished with none of its {} changes in place: it put {file} back and never redid it", m.successful_mutations));
-        f.class("early_resignation", e);
-        undone_flag(t, acts, changes, f, false);
-        claimed_done(t, acts, changes, p, f);
+        submitted_nothing(t, acts, changes, p, f, e, true);
         return;
     }
     // It finished having only looked: every call a shell command of programs that only look,
@@ -696,8 +691,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             "finished with everything as it was: {} only looked (read, listed, searched)",
             if looked == 1 { "its one command".to_string() } else { format!("its {looked} commands") }
         ));
-        f.class("early_resignation", e);
-        claimed_done(t, acts, changes, p, f);
+        submitted_nothing(t, acts, changes, p, f, e, false);
         return;
     }
     // Every write it meant went to a name a leaked escape mangled, and it finished: nothing it
@@ -714,8 +708,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
             "its write went to `{target}`, which the shell reads as `{}` (an escape written outside quotes): nothing it meant to change changed",
             super::shell::unquote(target)
         ));
-        f.class("early_resignation", e);
-        claimed_done(t, acts, changes, p, f);
+        submitted_nothing(t, acts, changes, p, f, e, false);
         return;
     }
     // With a user in the loop: it told the user it cannot do what was just asked, with no call
@@ -799,6 +792,16 @@ fn image_changes_only<'c>(acts: &[Action<'_>], changes: &'c Changes, p: &Profile
         .then(|| files.iter().map(|f| f.path.as_str()).collect())
 }
 
+/// An empty submission's class and the flags that go with it: `regressed` when it undid its
+/// own checked work (`undone`: where that can be the cause), `false_done` when it claimed success.
+fn submitted_nothing(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings, e: Evidence, undone: bool) {
+    f.class("early_resignation", e);
+    if undone {
+        undone_flag(t, acts, changes, f, false);
+    }
+    claimed_done(t, acts, changes, p, f);
+}
+
 /// The first reply that declines the user's request straight after it (the step before is the
 /// user's message: no call was tried in between). Only where a simulated user is in the loop
 /// (the profile knows its end-of-episode marker), not in the harness's own "please continue"
@@ -845,7 +848,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             let ex = call_excerpt(t, a);
             let mut steps = vec![a.at.step];
             if let Some(c) = last_check.filter(|c| *c > i) {
-                steps.push(acts[c].result_step.unwrap_or(acts[c].at.step));
+                steps.push(acts[c].shown_at());
             }
             on_steps(t, "worked-progress-then-failed", "worked_then_wrong", steps, ex)
         }
@@ -883,7 +886,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
     let check = match last_check {
         Some(c) if last_mut.is_some_and(|i| c < i) => {
             let a = &acts[c];
-            format!("; no check after it (the last one ran before it, at step {})", a.result_step.unwrap_or(a.at.step))
+            format!("; no check after it (the last one ran before it, at step {})", a.shown_at())
         }
         Some(c) => {
             let a = &acts[c];
@@ -898,7 +901,7 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
                 Some(false) => "failed",
                 None => "ran",
             };
-            format!("; last check: {what} at step {}, {result}", a.result_step.unwrap_or(a.at.step))
+            format!("; last check: {what} at step {}, {result}", a.shown_at())
         }
         None => "; no check ran".to_string(),
     };
@@ -1201,7 +1204,7 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
             || acts[i + 1..j].iter().filter(|c| c.mutated()).flat_map(|c| &c.writes).any(|w| names_file(&acts[j], w, p));
         if changed_between && !passed_again && !own_files_changed() {
             let b = &acts[j];
-            let mut steps = vec![a.result_step.unwrap_or(a.at.step), b.result_step.unwrap_or(b.at.step)];
+            let mut steps = vec![a.shown_at(), b.shown_at()];
             steps.dedup();
             let ex = a.command.as_deref().map_or(a.name, head);
             let mut e = on_steps(t, "flag-regressed", "regressed", steps, ex);
@@ -1275,21 +1278,20 @@ fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p
             if wrote_test || failed(output(&acts[k])).contains(name) {
                 break;
             }
-            let at = |a: &Action<'_>| a.result_step.unwrap_or(a.at.step);
             let mut e = on_steps(
                 t,
                 "flag-regressed",
                 "regressed",
-                vec![acts[c].at.step, at(run), again.at.step, at(&acts[k])],
+                vec![acts[c].at.step, run.shown_at(), again.at.step, acts[k].shown_at()],
                 call_excerpt(t, again),
             );
             e.detail = Some(format!(
                 "its change (step {}) made {name} fail in its own run (step {}); it changed {} again (step {}) until that test passed (step {}), and the verifier's {name} fails: the fix was fitted back to the test's old expectation",
                 acts[c].at.step,
-                at(run),
+                run.shown_at(),
                 again.writes.first().map_or("the code", String::as_str),
                 again.at.step,
-                at(&acts[k])
+                acts[k].shown_at()
             ));
             f.flag("regressed", e);
             return;
