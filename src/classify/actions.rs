@@ -33,6 +33,9 @@ pub struct Action<'t> {
     /// The terminal took its keystrokes as more input to a here-doc or quote an earlier command
     /// left open: it never ran.
     pub swallowed: bool,
+    /// Its reply was refused by the harness (a format error) and it got no successful result:
+    /// it never ran.
+    pub refused: bool,
     /// Every file it writes it only restyled (swapped quote characters) or pruned of debug output
     /// it had put in itself (`sed -i '/DEBUG:/d'` after adding `print(f"DEBUG: ...")`): no
     /// check is owed after it.
@@ -58,7 +61,7 @@ pub struct Action<'t> {
     pub timed_out: bool,
 }
 
-impl Action<'_> {
+impl<'t> Action<'t> {
     #[must_use]
     pub fn mutates(&self) -> bool {
         !self.writes.is_empty()
@@ -68,6 +71,12 @@ impl Action<'_> {
     #[must_use]
     pub fn shown_at(&self) -> u32 {
         self.result_step.unwrap_or(self.at.step)
+    }
+
+    /// What its result showed (empty when it got none).
+    #[must_use]
+    pub fn output(&self) -> &'t str {
+        self.result.map_or("", |r| r.output.as_str())
     }
 
     /// A mutation that went through (its result is not an error).
@@ -115,6 +124,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 cosmetic: false,
                 puts_in: None,
                 swallowed: false,
+                refused: false,
                 runs: Vec::new(),
                 creates: false,
                 verification: None,
@@ -142,6 +152,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             });
             if refused || swallowed {
                 a.swallowed = swallowed;
+                a.refused = refused;
                 a.finish = false;
                 a.escalate = false;
                 a.ok = Some(false);

@@ -93,7 +93,8 @@ pub struct Changes {
     /// The repository files its changes that matter touched, in order of first change (as the
     /// patch names them, when there is one).
     pub files: Vec<String>,
-    /// The lines the submitted patch adds (`+` lines, headers not), when it is a patch.
+    /// The lines the submitted patch adds (`+` lines, headers not), when it is a patch and an
+    /// action says what it put in (`left_nothing` is the only reader).
     pub added: Vec<String>,
 }
 
@@ -226,8 +227,9 @@ pub fn analyse(acts: &[Action<'_>], submission: Option<&str>, aside: impl Fn(&st
             .collect(),
     };
     let undone = undone(acts, &changed, patch.as_deref(), &aside);
+    // Read only where an edit says what it put in: most runs never ask.
     let added = match (&patch, submission) {
-        (Some(_), Some(text)) => {
+        (Some(_), Some(text)) if acts.iter().any(|a| a.puts_in.is_some()) => {
             text.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++ ")).map(|l| l[1..].to_string()).collect()
         }
         _ => Vec::new(),

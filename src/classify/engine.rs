@@ -682,7 +682,7 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
         && m.successful_mutations == 0
         && changes.last().is_none()
         && acts.iter().any(|a| typed(&a))
-        && acts.iter().all(|a| a.finish || only_looks(t, a, p))
+        && acts.iter().all(|a| a.finish || only_looks(a, p))
     {
         let a = acts.iter().rev().find(|a| a.finish).unwrap_or(&acts[acts.len() - 1]);
         let looked = acts.iter().filter(typed).count();
@@ -727,11 +727,11 @@ fn resignation(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mecha
 /// check, and every simple command one of the profile's `look_commands` used only to look, with
 /// no redirection or substitution (the plain-words split refuses those). A call of a reply the
 /// harness refused (a format error) never ran, so it changed nothing either.
-fn only_looks(t: &Trajectory, a: &Action<'_>, p: &Profile) -> bool {
+fn only_looks(a: &Action<'_>, p: &Profile) -> bool {
     if !p.is_shell(a.name) || a.mutates() || !a.runs.is_empty() || a.verification.is_some() {
         return false;
     }
-    if t.steps.get(a.at.step as usize).is_some_and(|s| s.format_error.is_some()) {
+    if a.refused {
         return true;
     }
     let Some(cmd) = a.command.as_deref() else { return false };
@@ -1223,7 +1223,9 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
 /// existing tests given new expectations), so the change that broke the old test was the fix,
 /// and the rework undid it. Only such tests (the verdict's `FAIL_TO_PASS` group): a test meant
 /// to keep passing that fails at the end was broken later, which is the other `regressed`. Not
-/// when the agent wrote the test's file in between: that is `edited_tests`.
+/// when the agent wrote the test's file (or another repository test file) before the passing
+/// run: that is `edited_tests`; not when the test failed before the change, nor on an error of
+/// the change itself (a NameError, an ImportError).
 fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     use super::test_errors::{failed, failure_of, test_id, test_name};
     // A failure that is a bug of the change itself (a typo, a missing import), which the rework
@@ -1243,24 +1245,23 @@ fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p
         return;
     }
     let code = |w: &String| !p.test_files.is_match(w) && !changes.created.contains(w) && !changes::opaque(w);
-    fn output<'a>(a: &Action<'a>) -> &'a str {
-        a.result.map_or("", |r| r.output.as_str())
-    }
+    // The tests each failing action's output shows failing, read once.
+    let fails: Vec<BTreeSet<String>> =
+        acts.iter().map(|a| if a.passed == Some(false) { failed(a.output()) } else { BTreeSet::new() }).collect();
     for (r, run) in acts.iter().enumerate().filter(|(_, a)| a.passed == Some(false) && checks(a)) {
-        let shown = failed(output(run));
-        let Some((file, name)) = verdict.iter().find(|(_, n)| shown.contains(n)) else { continue };
-        if failure_of(output(run), name).is_some_and(|text| OWN_BUG.is_match(text)) {
+        let Some((file, name)) = verdict.iter().find(|(_, n)| fails[r].contains(n)) else { continue };
+        if failure_of(run.output(), name).is_some_and(|text| OWN_BUG.is_match(text)) {
             continue;
         }
         let Some(c) = acts[..r].iter().rposition(|b| b.mutated() && b.writes.iter().any(code)) else { continue };
         // The test failed before the change too: the change did not break it.
-        if acts[..c].iter().any(|b| b.passed == Some(false) && failed(output(b)).contains(name)) {
+        if fails[..c].iter().any(|shown| shown.contains(name)) {
             continue;
         }
         let broke: BTreeSet<&String> = acts[..r].iter().filter(|b| b.mutated()).flat_map(|b| &b.writes).filter(|w| code(w)).collect();
         let runs_file = |b: &Action<'_>| {
             let base = file.rsplit('/').next().unwrap_or(file);
-            !base.is_empty() && (b.command.as_deref().is_some_and(|c| c.contains(base)) || output(b).contains(*file))
+            !base.is_empty() && (b.command.as_deref().is_some_and(|c| c.contains(base)) || b.output().contains(*file))
         };
         for w in r + 1..acts.len() {
             let again = &acts[w];
@@ -1275,7 +1276,7 @@ fn fitted_to_old_tests(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p
                 .filter(|b| b.mutates())
                 .flat_map(|b| &b.writes)
                 .any(|x| changes::same_file(x, file) || (p.test_files.is_match(x) && !changes.created.contains(x)));
-            if wrote_test || failed(output(&acts[k])).contains(name) {
+            if wrote_test || failed(acts[k].output()).contains(name) {
                 break;
             }
             let mut e = on_steps(

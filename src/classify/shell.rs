@@ -168,8 +168,9 @@ fn analyse_all(command: &str) -> ShellEffects {
     settle_cd(command, &mut fx);
     // Counted before duplicates go: `sed -i '/x/d' f && sed -i 's/a/b/' f` writes f twice, once
     // with a script that says nothing of what it leaves.
+    let texts = std::mem::take(&mut fx.sed_texts);
     if !fx.writes.is_empty() && fx.writes.len() == fx.literal_writes && fx.whole.is_empty() {
-        fx.put_in = Some(std::mem::take(&mut fx.sed_texts));
+        fx.put_in = Some(texts);
     }
     fx.writes.dedup();
     if memo {
