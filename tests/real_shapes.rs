@@ -395,6 +395,28 @@ fn terminus_a_run_that_only_looked_submitted_nothing() {
     assert_eq!(e.detail.as_deref(), Some("finished with everything as it was: its 3 commands only looked (read, listed, searched)"));
 }
 
+/// A task whose image left its inputs empty is a benchmark defect, not wrong work: the agent's
+/// own listing showed the drafts at 0 bytes and it never wrote them, and the verifier's report
+/// says its tests read empty content (real shape: four terminus-2 trials of one t-bench-ext task
+/// in a public Harbor job, and two more tasks of that job; worked_then_wrong before).
+#[test]
+fn terminus_inputs_the_image_left_empty_are_a_benchmark_defect() {
+    let (t, v) = one("harbor-keystrokes", "drafts-tidy");
+    assert_eq!(v.primary.as_deref(), Some("infrastructure"));
+    assert_eq!(v.classes, ["infrastructure", "worked_then_wrong"]);
+    let e = evidence(&v, "infra-empty-inputs");
+    assert_eq!(e.excerpt, "-rw-rw-rw- 1 user user  0 Jan  1  2023 _notes.md");
+    assert!(t.steps[e.steps[0] as usize].tool_results.iter().any(|r| r.output.contains(&e.excerpt)));
+    let d = e.detail.as_deref().unwrap_or_default();
+    assert!(d.starts_with("_notes.md was empty when the agent listed it"), "{d}");
+    assert!(d.ends_with("test_ignored_file_untouched read empty content: AssertionError: assert 'TBD' in ''"), "{d}");
+    // The verifier's report became per-test results, with what each failing test saw.
+    let summary = t.outcome.tests.iter().find(|r| r.name.ends_with("::test_summary_counts")).expect("test_summary_counts");
+    assert_eq!(summary.status, "failed");
+    assert!(summary.message.as_deref().is_some_and(|m| m.contains("['intro.md: 0', 'setup.md: 0']")));
+    assert_eq!(t.outcome.tests.iter().filter(|r| r.status == "passed").count(), 1);
+}
+
 /// A last edit that put text back as it was (a docstring a global `sed` had changed) leaves
 /// nothing in the submitted patch, so it owes no check and is not the change the evidence names
 /// (real shape: pydata__xarray-7229 of the gemini-3-pro mini-swe-agent run, `unverified` before).

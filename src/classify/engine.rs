@@ -321,6 +321,16 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
         let e = Evidence { source_span: None, ..on_status(t, "infra-verifier-broken", "infrastructure", name, Some(detail)) };
         f.class("infrastructure", e);
     }
+    if let Some(e) = super::empty_inputs::empty_inputs(t, acts, p) {
+        let mut ev = on_steps(t, "infra-empty-inputs", "infrastructure", vec![e.step], head(e.row));
+        ev.detail = Some(format!(
+            "{} was empty when the agent listed it and the agent never wrote it; the verifier's {} read empty content: {}",
+            e.file,
+            e.test,
+            head(e.read)
+        ));
+        f.class("infrastructure", ev);
+    }
     if t.outcome.status == OutcomeStatus::Errored {
         let ex = t.outcome.detail.as_deref().map(head).or(t.outcome.source.as_ref().map(|s| s.field.as_str())).unwrap_or("");
         // The verdict, not the end status, is the evidence here.

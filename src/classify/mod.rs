@@ -4,6 +4,7 @@ pub mod actions;
 pub mod changes;
 pub mod dialogue;
 pub mod emit;
+pub mod empty_inputs;
 pub mod engine;
 pub mod fixture;
 pub mod mechanics;

@@ -485,6 +485,10 @@ pub struct TestResult {
     pub name: String,
     /// As the verifier wrote it (`passed`, `failed`, `PASS`, ...), lower-cased.
     pub status: String,
+    /// The verifier's own account of a failure (pytest's `E` lines), where its output was read:
+    /// what the test saw is how a reader tells a broken task from broken work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A tool the harness offered in this run.

@@ -22,6 +22,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "infra-user-ended-on-consent",
     "infra-verifier-broken",
     "infra-tests-broken-in-image",
+    "infra-empty-inputs",
     "budget-termination",
     "budget-consumed-limit",
     "budget-command-timeouts",

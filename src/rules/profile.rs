@@ -164,6 +164,12 @@ pub struct RawPhrases {
     #[serde(default)]
     pub broken_verifier: Vec<Spanned<String>>,
     #[serde(default)]
+    pub read_empty: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub empty_file: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub empty_by_design: Vec<Spanned<String>>,
+    #[serde(default)]
     pub plan: Vec<Spanned<String>>,
     #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
@@ -373,6 +379,13 @@ pub struct Profile {
     /// A verifier's test result that is an error of its own test code, found before any test
     /// ran: no agent's work can pass such a verifier. The named group `file` is the test file.
     pub broken_verifier: Phrases,
+    /// A failing test's own words showing that what it read was empty (`assert 'x' in ''`).
+    pub read_empty: Phrases,
+    /// A listing row of a regular file of 0 bytes (`ls -l`); the group `file` is its name.
+    pub empty_file: Phrases,
+    /// Names of files that are empty by convention (`__init__.py`, `py.typed`, `.gitkeep`):
+    /// an empty one says nothing about the task's inputs.
+    pub empty_by_design: Phrases,
     /// Every mutating call's result shows the state it left (tool-calling domains): a change is
     /// checked by its own result, so `unverified` does not apply.
     pub writes_show_their_effect: bool,
@@ -485,6 +498,9 @@ impl Profile {
             user_ends: phrases(&|r| &r.phrases.user_ends)?,
             doc_files: phrases(&|r| &r.phrases.doc_files)?,
             broken_verifier: phrases(&|r| &r.phrases.broken_verifier)?,
+            read_empty: phrases(&|r| &r.phrases.read_empty)?,
+            empty_file: phrases(&|r| &r.phrases.empty_file)?,
+            empty_by_design: phrases(&|r| &r.phrases.empty_by_design)?,
             writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
             continuation_prompt: layers.iter().rev().find_map(|(_, _, r)| r.continuation_prompt.clone()),
             plan: phrases(&|r| &r.phrases.plan)?,

@@ -140,7 +140,7 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
     o.tests = outcomes
         .iter()
         .enumerate()
-        .map(|(i, ok)| TestResult { name: format!("try {}", i + 1), status: if *ok { "passed" } else { "failed" }.into() })
+        .map(|(i, ok)| TestResult { message: None, name: format!("try {}", i + 1), status: if *ok { "passed" } else { "failed" }.into() })
         .collect();
     t.outcome = o;
 

@@ -1,4 +1,5 @@
 //! Readers for outcome files: verdicts and statuses joined to trajectories by task id.
 
+pub mod pytest;
 pub mod swebench;
 pub mod table;

@@ -196,9 +196,36 @@ impl Adapter for HarborTrial {
             }
         }
         native_log(&mut t, unit, dir, ctx);
+        verifier_output(&mut t, unit, dir);
         out.emit(t);
         Ok(())
     }
+}
+
+/// The verifier's own report (`verifier/test-stdout.txt`): Harbor's rewards hold one number,
+/// the report holds which tests failed and what each saw, which is how a reader tells a task
+/// whose inputs were broken from wrong work. Read only where the rewards name no tests; a
+/// report that does not read is noted and left, the verdict stands on the rewards.
+fn verifier_output(t: &mut Trajectory, unit: &Unit, dir: &Path) {
+    let path = dir.join("verifier").join("test-stdout.txt");
+    if !t.outcome.tests.is_empty() || t.outcome.status == OutcomeStatus::Unknown {
+        return;
+    }
+    let Some(c) = unit.companions.iter().find(|c| c.path == path) else { return };
+    let src = match Source::read(&c.path, &c.display) {
+        Ok(s) => s,
+        Err(e) => {
+            t.notes.push(format!("verifier output {} not read: failed to {}", c.rel, e.message));
+            return;
+        }
+    };
+    let tests = crate::ingest::outcomes::pytest::report(&String::from_utf8_lossy(&src.bytes));
+    if tests.is_empty() {
+        return;
+    }
+    t.provenance.files.push(src.provenance("verifier_output"));
+    t.notes.push(format!("per-test results read from the verifier's report {}", c.rel));
+    t.outcome.tests = tests;
 }
 
 /// A native agent log beside the ATIF file (mini-swe-agent's own trajectory, say) knows how
@@ -278,7 +305,7 @@ fn outcome(trial: &RawTrial, display: &str) -> Outcome {
     o.tests = rewards
         .iter()
         .filter(|(k, _)| k.as_str() != "reward")
-        .map(|(k, v)| TestResult { name: k.clone(), status: v.to_string() })
+        .map(|(k, v)| TestResult { message: None, name: k.clone(), status: v.to_string() })
         .collect();
     o
 }

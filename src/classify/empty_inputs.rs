@@ -1,0 +1,70 @@
+//! A task whose image left its inputs empty (DESIGN.md, decisions on hard cases: the task's
+//! environment lacks what the task and its verifier need).
+//!
+//! Two sightings, from the two sides, make the case: the agent's own listing showed a file of
+//! 0 bytes that it had not written (and never wrote after), and a failing test says that what it
+//! read was empty. Either alone is common and innocent: tasks ship empty placeholders the agent
+//! is meant to fill, and a verifier reads an empty output whenever the agent wrote nothing. An
+//! input the agent only looked at, empty from the start, behind a verifier that found emptiness,
+//! is a task nobody could pass. A placeholder the agent should have filled and never touched can
+//! still pass for one; the evidence names the file so a reader can tell.
+
+use crate::model::{OutcomeStatus, Trajectory};
+use crate::rules::Profile;
+
+use super::actions::Action;
+
+/// What was found: where the agent saw the empty file, and the test that read emptiness.
+pub struct EmptyInputs<'t> {
+    /// The step whose output shows the listing.
+    pub step: u32,
+    /// The listing's row for the empty file (a substring of that output).
+    pub row: &'t str,
+    pub file: &'t str,
+    pub test: &'t str,
+    /// The failing test's line that shows the empty read.
+    pub read: &'t str,
+}
+
+pub fn empty_inputs<'t>(t: &'t Trajectory, acts: &[Action<'t>], p: &Profile) -> Option<EmptyInputs<'t>> {
+    if t.outcome.status != OutcomeStatus::Failed {
+        return None;
+    }
+    // Every file the agent wrote or tried to, at any point: an empty file it wrote is its own.
+    let written: Vec<&str> = acts.iter().flat_map(|a| &a.writes).map(|w| base(w)).collect();
+    // A test that names a file the agent wrote read the agent's output, and an empty output is
+    // the agent's to answer for, whatever its inputs held.
+    let (test, read) = t.outcome.tests.iter().filter(|r| r.status != "passed").find_map(|r| {
+        let msg = r.message.as_deref()?;
+        let m = p.read_empty.list.iter().find_map(|pat| pat.try_get()?.find(msg))?;
+        let names_own = written.iter().any(|w| w.len() > 2 && (msg.contains(w) || r.name.contains(w)));
+        (!names_own).then(|| (r.name.as_str(), line_around(msg, m.start())))
+    })?;
+    acts.iter().find_map(|a| {
+        let out = a.output();
+        p.empty_file.list.iter().filter_map(|pat| pat.try_get()).find_map(|re| {
+            re.captures_iter(out).find_map(|c| {
+                let file = base(c.name("file")?.as_str());
+                let by_design = p.empty_by_design.list.iter().filter_map(|pat| pat.try_get()).any(|re| re.is_match(file));
+                (!by_design && !written.contains(&file)).then(|| EmptyInputs {
+                    step: a.shown_at(),
+                    row: c.get(0).map_or("", |m| m.as_str()),
+                    file,
+                    test,
+                    read,
+                })
+            })
+        })
+    })
+}
+
+fn base(path: &str) -> &str {
+    let p = path.trim_end_matches('/');
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+fn line_around(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    &text[start..end]
+}

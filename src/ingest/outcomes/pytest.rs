@@ -1,0 +1,144 @@
+//! pytest's console report, as a verifier's stdout keeps it (Harbor's `verifier/test-stdout.txt`):
+//! which tests ran, how each ended, and what a failing one saw.
+//!
+//! The per-test verdict is in the verbose lines (`path::test PASSED [ 14%]`) or the `-rA`
+//! summary (`FAILED path::test - message`); what the test saw is in its section under
+//! `FAILURES` / `ERRORS`, the `E` lines. Those lines are what a reader checks to tell a task whose
+//! inputs were broken (`assert 'x' in ''`: the file the test read was empty) from work that was
+//! wrong, so they are kept with the test.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::model::TestResult;
+
+/// Enough of a failure's `E` lines to show what the test compared; the rest is in the file.
+const MESSAGE_BYTES: usize = 600;
+
+static VERBOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+::[^\s\[]+(?:\[[^\]]*\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b").expect("static regex"));
+static SUMMARY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::[^\s\[]+(?:\[[^\]]*\])?)").expect("static regex"));
+static HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("static regex"));
+static BANNER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^={3,}(?: (.*?) ={3,})?$").expect("static regex"));
+
+/// The tests of a pytest report, in the order they were first named, with the `E` lines of each
+/// failure; empty when the text holds no pytest verdicts (the verifier never got to pytest).
+#[must_use]
+pub fn report(text: &str) -> Vec<TestResult> {
+    let mut tests: Vec<TestResult> = Vec::new();
+    let mut set = |id: &str, status: &str| {
+        let status = status.to_ascii_lowercase();
+        match tests.iter_mut().find(|t| t.name == id) {
+            Some(t) => t.status = status,
+            None => tests.push(TestResult { name: id.to_string(), status, message: None }),
+        }
+    };
+    let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut in_failures = false;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(c) = BANNER.captures(line) {
+            let title = c.get(1).map_or("", |m| m.as_str());
+            in_failures = title == "FAILURES" || title == "ERRORS";
+            continue;
+        }
+        if in_failures {
+            if let Some(c) = HEADER.captures(line) {
+                sections.push((c[1].to_string(), Vec::new()));
+            } else if let (Some(rest), Some((_, lines))) = (line.strip_prefix('E'), sections.last_mut())
+                && (rest.is_empty() || rest.starts_with(' '))
+            {
+                lines.push(rest.trim());
+            }
+            continue;
+        }
+        if let Some(c) = VERBOSE.captures(line) {
+            set(&c[1], &c[2]);
+        } else if let Some(c) = SUMMARY.captures(line) {
+            set(&c[2], &c[1]);
+        }
+    }
+    for (header, lines) in sections {
+        let name = header.trim_start_matches("ERROR at setup of ").trim_start_matches("ERROR at teardown of ");
+        let Some(t) = tests.iter_mut().find(|t| t.message.is_none() && section_name(&t.name) == name) else { continue };
+        let text = lines.iter().filter(|l| !l.is_empty()).copied().collect::<Vec<_>>().join("\n");
+        if !text.is_empty() {
+            t.message = Some(clip(&text).to_string());
+        }
+    }
+    tests
+}
+
+/// How pytest heads a test's failure section: the id after its file, classes joined by dots.
+fn section_name(id: &str) -> String {
+    id.split_once("::").map_or(id, |(_, rest)| rest).replace("::", ".")
+}
+
+fn clip(s: &str) -> &str {
+    if s.len() <= MESSAGE_BYTES {
+        return s;
+    }
+    let mut end = MESSAGE_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VERBOSE_RUN: &str = "collecting ... collected 3 items\n\n\
+../../tests/test_final_state.py::test_inputs_unchanged FAILED       [ 33%]\n\
+../../tests/test_final_state.py::test_mode[path0] PASSED     [ 66%]\n\
+../../tests/test_final_state.py::TestReport::test_rows FAILED [100%]\n\n\
+=================================== FAILURES ===================================\n\
+____________________________ test_inputs_unchanged _____________________________\n\n\
+    def test_inputs_unchanged():\n\
+>       assert \"# Header\" in text, \"inputs.txt content seems modified.\"\n\
+E       AssertionError: inputs.txt content seems modified.\n\
+E       assert '# Header' in ''\n\n\
+/tests/test_final_state.py:73: AssertionError\n\
+____________________________ TestReport.test_rows ______________________________\n\n\
+E       assert 1 == 3\n\
+E        +  where 1 = len(['ip,status'])\n\
+=========================== short test summary info ============================\n\
+FAILED ../../tests/test_final_state.py::test_inputs_unchanged - Assertio...\n\
+FAILED ../../tests/test_final_state.py::TestReport::test_rows\n\
+========================= 2 failed, 1 passed in 0.03s ==========================\n";
+
+    #[test]
+    fn verdicts_and_what_each_failure_saw() {
+        let r = report(VERBOSE_RUN);
+        let got: Vec<(&str, &str)> = r.iter().map(|t| (t.name.as_str(), t.status.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("../../tests/test_final_state.py::test_inputs_unchanged", "failed"),
+                ("../../tests/test_final_state.py::test_mode[path0]", "passed"),
+                ("../../tests/test_final_state.py::TestReport::test_rows", "failed"),
+            ]
+        );
+        assert_eq!(r[0].message.as_deref(), Some("AssertionError: inputs.txt content seems modified.\nassert '# Header' in ''"));
+        assert_eq!(r[1].message, None);
+        assert_eq!(r[2].message.as_deref(), Some("assert 1 == 3\n+  where 1 = len(['ip,status'])"));
+    }
+
+    #[test]
+    fn summary_only_reports_and_no_report() {
+        let r = report("FAILED t/test_a.py::test_x - assert 1 == 2\nPASSED t/test_a.py::test_y\n");
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].status.as_str(), r[1].status.as_str()), ("failed", "passed"));
+        assert!(report("Reading package lists...\nbash: pytest: command not found\n").is_empty());
+    }
+
+    #[test]
+    fn a_long_failure_is_clipped_on_a_char_boundary() {
+        let long = format!("t.py::test_z FAILED\n=== FAILURES ===\n___ test_z ___\nE   assert '{}' == ''\n", "é".repeat(600));
+        let m = report(&long).remove(0).message.unwrap();
+        assert!(m.len() <= MESSAGE_BYTES && m.starts_with("assert 'é"));
+    }
+}
