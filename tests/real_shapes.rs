@@ -417,6 +417,19 @@ fn terminus_inputs_the_image_left_empty_are_a_benchmark_defect() {
     assert_eq!(t.outcome.tests.iter().filter(|r| r.status == "passed").count(), 1);
 }
 
+/// Harbor's verifier writes a CTRF report beside its console output (`pytest --ctrf`): the
+/// per-test results come from it, each failure with the `E` lines of its trace rather than
+/// pytest's phase summary.
+#[test]
+fn harbor_per_test_results_come_from_the_verifiers_ctrf_report() {
+    let (t, _) = one("harbor-keystrokes", "dns-hosts");
+    assert_eq!(t.outcome.tests.len(), 1);
+    let r = &t.outcome.tests[0];
+    assert_eq!((r.name.as_str(), r.status.as_str()), ("test_final_state.py::test_mock_hosts", "failed"));
+    assert_eq!(r.message.as_deref(), Some("AssertionError: assert '10.0.4.17 api.internal' in ['127.0.0.1 localhost']"));
+    assert!(t.provenance.files.iter().any(|f| f.role == "verifier_output" && f.path.ends_with("verifier/ctrf.json")));
+}
+
 /// A last edit that put text back as it was (a docstring a global `sed` had changed) leaves
 /// nothing in the submitted patch, so it owes no check and is not the change the evidence names
 /// (real shape: pydata__xarray-7229 of the gemini-3-pro mini-swe-agent run, `unverified` before).

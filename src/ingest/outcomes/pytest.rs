@@ -20,7 +20,8 @@ static VERBOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+::[^\s\[]+(?:\[[^\]]*\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b").expect("static regex"));
 static SUMMARY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::[^\s\[]+(?:\[[^\]]*\])?)").expect("static regex"));
-static HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("static regex"));
+/// A failure section's title, centred in underscores: as few as one each side for a long id.
+static HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_+ (.+?) _+$").expect("static regex"));
 static BANNER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^={3,}(?: (.*?) ={3,})?$").expect("static regex"));
 
 /// The tests of a pytest report, in the order they were first named, with the `E` lines of each
@@ -47,10 +48,8 @@ pub fn report(text: &str) -> Vec<TestResult> {
         if in_failures {
             if let Some(c) = HEADER.captures(line) {
                 sections.push((c[1].to_string(), Vec::new()));
-            } else if let (Some(rest), Some((_, lines))) = (line.strip_prefix('E'), sections.last_mut())
-                && (rest.is_empty() || rest.starts_with(' '))
-            {
-                lines.push(rest.trim());
+            } else if let Some((_, lines)) = sections.last_mut() {
+                lines.push(line);
             }
             continue;
         }
@@ -63,12 +62,21 @@ pub fn report(text: &str) -> Vec<TestResult> {
     for (header, lines) in sections {
         let name = header.trim_start_matches("ERROR at setup of ").trim_start_matches("ERROR at teardown of ");
         let Some(t) = tests.iter_mut().find(|t| t.message.is_none() && section_name(&t.name) == name) else { continue };
-        let text = lines.iter().filter(|l| !l.is_empty()).copied().collect::<Vec<_>>().join("\n");
-        if !text.is_empty() {
-            t.message = Some(clip(&text).to_string());
-        }
+        t.message = failure_lines(lines.into_iter());
     }
     tests
+}
+
+/// The `E` lines of a failure's traceback (pytest's account of what it compared), joined and
+/// clipped; `None` when there are none.
+pub fn failure_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Option<String> {
+    let kept: Vec<&str> = lines
+        .filter_map(|l| l.trim_end_matches('\r').strip_prefix('E'))
+        .filter(|rest| rest.is_empty() || rest.starts_with(' '))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!kept.is_empty()).then(|| clip(&kept.join("\n")).to_string())
 }
 
 /// How pytest heads a test's failure section: the id after its file, classes joined by dots.
@@ -133,6 +141,21 @@ FAILED ../../tests/test_final_state.py::TestReport::test_rows\n\
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].status.as_str(), r[1].status.as_str()), ("failed", "passed"));
         assert!(report("Reading package lists...\nbash: pytest: command not found\n").is_empty());
+    }
+
+    #[test]
+    fn long_parametrized_ids_with_spaces_and_a_thin_header() {
+        // pytest centres a long title in as little as one underscore each side.
+        let out = "tests/test_s.py::test_tol[This is some garbage-True-0] FAILED [  7%]\n\
+=================================== FAILURES ===================================\n\
+_ test_tol[This is some garbage-True-0] _\n\
+tests/test_s.py:237: in test_tol\n\
+E   AssertionError: assert {'a': 1} == [{'a': 1}]\n\
+!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!\n";
+        let r = report(out);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].name, "tests/test_s.py::test_tol[This is some garbage-True-0]");
+        assert_eq!(r[0].message.as_deref(), Some("AssertionError: assert {'a': 1} == [{'a': 1}]"));
     }
 
     #[test]

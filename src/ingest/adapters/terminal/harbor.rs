@@ -202,30 +202,46 @@ impl Adapter for HarborTrial {
     }
 }
 
-/// The verifier's own report (`verifier/test-stdout.txt`): Harbor's rewards hold one number,
-/// the report holds which tests failed and what each saw, which is how a reader tells a task
-/// whose inputs were broken from wrong work. Read only where the rewards name no tests; a
-/// report that does not read is noted and left, the verdict stands on the rewards.
+/// A reader of one kind of verifier report: its tests, or `None` when the bytes hold none.
+type ReadReport = fn(&[u8]) -> Option<Vec<TestResult>>;
+
+/// The verifier's own report: its CTRF file (`verifier/ctrf.json`, what `pytest --ctrf` writes
+/// in Harbor's task template), else its pytest console output (`verifier/test-stdout.txt`).
+/// Harbor's rewards hold one number; the report holds which tests failed and what each saw,
+/// which is how a reader tells a task whose inputs were broken from wrong work. Read only where
+/// the rewards name no tests; a report that does not read is noted and left, and the verdict
+/// stands on the rewards.
 fn verifier_output(t: &mut Trajectory, unit: &Unit, dir: &Path) {
-    let path = dir.join("verifier").join("test-stdout.txt");
     if !t.outcome.tests.is_empty() || t.outcome.status == OutcomeStatus::Unknown {
         return;
     }
-    let Some(c) = unit.companions.iter().find(|c| c.path == path) else { return };
-    let src = match Source::read(&c.path, &c.display) {
-        Ok(s) => s,
-        Err(e) => {
-            t.notes.push(format!("verifier output {} not read: failed to {}", c.rel, e.message));
-            return;
-        }
-    };
-    let tests = crate::ingest::outcomes::pytest::report(&String::from_utf8_lossy(&src.bytes));
-    if tests.is_empty() {
+    let readers: [(&str, ReadReport); 2] = [
+        ("ctrf.json", crate::ingest::outcomes::ctrf::report),
+        ("test-stdout.txt", |b| Some(crate::ingest::outcomes::pytest::report(&String::from_utf8_lossy(b))).filter(|r| !r.is_empty())),
+    ];
+    for (name, read) in readers {
+        let path = dir.join("verifier").join(name);
+        let Some(c) = unit.companions.iter().find(|c| c.path == path) else { continue };
+        let src = match Source::read(&c.path, &c.display) {
+            Ok(s) => s,
+            Err(e) => {
+                t.notes.push(format!("verifier report {} not read: failed to {}", c.rel, e.message));
+                continue;
+            }
+        };
+        let Some(tests) = read(&src.bytes) else {
+            // A console log without pytest's lines is common (the tests never ran); a CTRF
+            // file that does not read is not.
+            if name == "ctrf.json" {
+                t.notes.push(format!("verifier report {} is not a CTRF report; left", c.rel));
+            }
+            continue;
+        };
+        t.provenance.files.push(src.provenance("verifier_output"));
+        t.notes.push(format!("per-test results read from the verifier's report {}", c.rel));
+        t.outcome.tests = tests;
         return;
     }
-    t.provenance.files.push(src.provenance("verifier_output"));
-    t.notes.push(format!("per-test results read from the verifier's report {}", c.rel));
-    t.outcome.tests = tests;
 }
 
 /// A native agent log beside the ATIF file (mini-swe-agent's own trajectory, say) knows how
