@@ -430,6 +430,23 @@ fn harbor_per_test_results_come_from_the_verifiers_ctrf_report() {
     assert!(t.provenance.files.iter().any(|f| f.role == "verifier_output" && f.path.ends_with("verifier/ctrf.json")));
 }
 
+/// An installed agent under Harbor leaves no ATIF file: the steps are its own log (Claude Code's
+/// stream-json in `agent/claude-code.txt`, as the public SkillsBench runs keep it), and the
+/// record says where they came from, not that there are none.
+#[test]
+fn harbor_installed_claude_code_steps_come_from_its_own_log() {
+    let (t, v) = one("harbor-installed", "citation-audit");
+    assert_eq!(t.steps.len(), 7);
+    assert!(t.notes.iter().any(|n| n.starts_with("signals, limits, steps taken from the native claude-code-stream log")), "{:?}", t.notes);
+    assert!(!t.notes.iter().any(|n| n.contains("the record has no steps")), "{:?}", t.notes);
+    assert_eq!(t.outcome.tests.iter().filter(|r| r.status == "failed").count(), 1);
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert!(t.steps[w.steps[0] as usize].tool_calls.iter().any(|c| c.name == "Write"));
+    let d = evidence(&v, "flag-false-done");
+    assert!(t.steps[d.steps[0] as usize].text.contains("The task is complete."));
+}
+
 /// A last edit that put text back as it was (a docstring a global `sed` had changed) leaves
 /// nothing in the submitted patch, so it owes no check and is not the change the evidence names
 /// (real shape: pydata__xarray-7229 of the gemini-3-pro mini-swe-agent run, `unverified` before).

@@ -144,7 +144,7 @@ impl Adapter for HarborTrial {
             Some(e) => atif::parse_file(&e.path, &e.display, files, self.name())?,
             None => {
                 let mut t = Trajectory::new("", "", self.name(), self.version(), files);
-                t.notes.push("the trial has no agent/trajectory.json: the record has no steps".into());
+                t.notes.push(NO_ATIF.into());
                 t.provenance.format_version = Some("harbor trial result (no trajectory)".into());
                 t
             }
@@ -244,6 +244,8 @@ fn verifier_output(t: &mut Trajectory, unit: &Unit, dir: &Path) {
     }
 }
 
+const NO_ATIF: &str = "the trial has no agent/trajectory.json: the record has no steps";
+
 /// A native agent log beside the ATIF file (mini-swe-agent's own trajectory, say) knows how
 /// the agent ended when the ATIF conversion does not: its signals follow the trial's own (the
 /// exception Harbor recorded speaks first), and its steps stand in when there is no ATIF file.
@@ -295,6 +297,8 @@ fn native_log(t: &mut Trajectory, unit: &Unit, dir: &Path, ctx: &Ctx<'_>) {
                 rebase(&mut s.source_span);
             }
             used.push("steps");
+            // The steps are the native log's after all.
+            t.notes.retain(|n| n != NO_ATIF);
         }
         // Harbor's verifier reads the workspace, not what the agent's own log says it
         // submitted (mini-swe-agent's `info.submission` is empty under Harbor): the trial has
