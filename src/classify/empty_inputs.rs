@@ -37,10 +37,10 @@ pub fn empty_inputs<'t>(t: &'t Trajectory, acts: &[Action<'t>], p: &Profile) -> 
     let (test, read) = t.outcome.tests.iter().filter(|r| r.status != "passed").find_map(|r| {
         let msg = r.message.as_deref()?;
         let m = p.read_empty.list.iter().find_map(|pat| pat.try_get()?.find(msg))?;
-        let names_own = written.iter().any(|w| w.len() > 2 && (msg.contains(w) || r.name.contains(w)));
+        let names_own = written.iter().any(|w| names(msg, w) || names(&r.name, w));
         (!names_own).then(|| (r.name.as_str(), line_around(msg, m.start())))
     })?;
-    acts.iter().find_map(|a| {
+    acts.iter().filter(|a| !lists_system_dir(a, p)).find_map(|a| {
         let out = a.output();
         p.empty_file.list.iter().filter_map(|pat| pat.try_get()).find_map(|re| {
             re.captures_iter(out).find_map(|c| {
@@ -56,6 +56,31 @@ pub fn empty_inputs<'t>(t: &'t Trajectory, acts: &[Action<'t>], p: &Profile) -> 
             })
         })
     })
+}
+
+/// Whether the action listed (or moved into) a directory of the system rather than of the task
+/// (`/var/log`, `/etc`, `/tmp`: profile `system_dirs`), where empty files are the rule (`btmp`,
+/// `.pwd.lock`, the agent's own scratch) and say nothing of the task's inputs.
+fn lists_system_dir(a: &Action<'_>, p: &Profile) -> bool {
+    let Some(cmd) = a.command.as_deref() else { return false };
+    cmd.split(['\n', ';', '&', '|']).any(|segment| {
+        let mut words = segment.split_whitespace().skip_while(|w| *w == "sudo");
+        matches!(words.next(), Some("ls" | "ll" | "cd"))
+            && words.filter(|w| !w.starts_with('-')).any(|w| p.system_dirs.is_match(w.trim_matches(['"', '\''])))
+    })
+}
+
+/// Whether `name` appears in `text` as a name of its own, not inside a longer one (`out` is not
+/// in `test_outputs.py`, `backups` not in `test_backups_hold`).
+fn names(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+    name.len() > 2
+        && text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..].chars().next();
+            // A name may end a sentence: a dot after it is not part of it.
+            !before.is_some_and(word) && !after.is_some_and(|c| word(c) && c != '.')
+        })
 }
 
 fn base(path: &str) -> &str {

@@ -170,6 +170,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub empty_by_design: Vec<Spanned<String>>,
     #[serde(default)]
+    pub system_dirs: Vec<Spanned<String>>,
+    #[serde(default)]
     pub plan: Vec<Spanned<String>>,
     #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
@@ -386,6 +388,8 @@ pub struct Profile {
     /// Names of files that are empty by convention (`__init__.py`, `py.typed`, `.gitkeep`):
     /// an empty one says nothing about the task's inputs.
     pub empty_by_design: Phrases,
+    /// Directories of the system, not of a task (`/etc`, `/var`, `/tmp`): a path that matches.
+    pub system_dirs: Phrases,
     /// Every mutating call's result shows the state it left (tool-calling domains): a change is
     /// checked by its own result, so `unverified` does not apply.
     pub writes_show_their_effect: bool,
@@ -501,6 +505,7 @@ impl Profile {
             read_empty: phrases(&|r| &r.phrases.read_empty)?,
             empty_file: phrases(&|r| &r.phrases.empty_file)?,
             empty_by_design: phrases(&|r| &r.phrases.empty_by_design)?,
+            system_dirs: phrases(&|r| &r.phrases.system_dirs)?,
             writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
             continuation_prompt: layers.iter().rev().find_map(|(_, _, r)| r.continuation_prompt.clone()),
             plan: phrases(&|r| &r.phrases.plan)?,

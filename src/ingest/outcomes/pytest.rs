@@ -14,12 +14,12 @@ use regex::Regex;
 use crate::model::TestResult;
 
 /// Enough of a failure's `E` lines to show what the test compared; the rest is in the file.
-const MESSAGE_BYTES: usize = 600;
+const MESSAGE_BYTES: usize = 1000;
 
 static VERBOSE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+::[^\s\[]+(?:\[[^\]]*\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"^(\S+::[^\s\[]+(?:\[.*?\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b").expect("static regex"));
 static SUMMARY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::[^\s\[]+(?:\[[^\]]*\])?)").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::[^\s\[]+(?:\[.*?\])?)(?: - |$)").expect("static regex"));
 /// A failure section's title, centred in underscores: as few as one each side for a long id.
 static HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_+ (.+?) _+$").expect("static regex"));
 static BANNER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^={3,}(?: (.*?) ={3,})?$").expect("static regex"));
@@ -38,6 +38,8 @@ pub fn report(text: &str) -> Vec<TestResult> {
     };
     let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
     let mut in_failures = false;
+    // Inside a section, what the test printed (`--- Captured stdout call ---`) is not pytest's.
+    let mut captured = false;
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
         if let Some(c) = BANNER.captures(line) {
@@ -48,7 +50,10 @@ pub fn report(text: &str) -> Vec<TestResult> {
         if in_failures {
             if let Some(c) = HEADER.captures(line) {
                 sections.push((c[1].to_string(), Vec::new()));
-            } else if let Some((_, lines)) = sections.last_mut() {
+                captured = false;
+            } else if line.starts_with("---") && line.contains(" Captured ") {
+                captured = true;
+            } else if let Some((_, lines)) = sections.last_mut().filter(|_| !captured) {
                 lines.push(line);
             }
             continue;
@@ -59,9 +64,14 @@ pub fn report(text: &str) -> Vec<TestResult> {
             set(&c[2], &c[1]);
         }
     }
+    // A test's own failure speaks before an error in its teardown, whichever pytest printed
+    // first; a section goes to a test that did not pass, where two files share the name.
+    sections.sort_by_key(|(header, _)| header.starts_with("ERROR at teardown of "));
     for (header, lines) in sections {
         let name = header.trim_start_matches("ERROR at setup of ").trim_start_matches("ERROR at teardown of ");
-        let Some(t) = tests.iter_mut().find(|t| t.message.is_none() && section_name(&t.name) == name) else { continue };
+        let Some(t) = tests.iter_mut().find(|t| t.message.is_none() && t.status != "passed" && section_name(&t.name) == name) else {
+            continue;
+        };
         t.message = failure_lines(lines.into_iter());
     }
     tests
@@ -79,9 +89,12 @@ pub fn failure_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Option<String>
     (!kept.is_empty()).then(|| clip(&kept.join("\n")).to_string())
 }
 
-/// How pytest heads a test's failure section: the id after its file, classes joined by dots.
+/// How pytest heads a test's failure section: the id after its file, classes joined by dots
+/// (its parameters as they are).
 fn section_name(id: &str) -> String {
-    id.split_once("::").map_or(id, |(_, rest)| rest).replace("::", ".")
+    let rest = id.split_once("::").map_or(id, |(_, rest)| rest);
+    let (head, params) = rest.find('[').map_or((rest, ""), |i| rest.split_at(i));
+    format!("{}{params}", head.replace("::", "."))
 }
 
 fn clip(s: &str) -> &str {
@@ -159,8 +172,39 @@ E   AssertionError: assert {'a': 1} == [{'a': 1}]\n\
     }
 
     #[test]
+    fn odd_ids_shared_names_teardowns_and_printed_lines() {
+        let out = "a/test_x.py::test_content PASSED [ 20%]\n\
+b/test_x.py::test_content FAILED [ 40%]\n\
+b/test_x.py::test_p[c::d] FAILED [ 60%]\n\
+b/test_x.py::test_q[[x]] FAILED [ 80%]\n\
+b/test_x.py::test_t FAILED [100%]\n\
+b/test_x.py::test_t ERROR [100%]\n\
+==================================== ERRORS ====================================\n\
+_________________________ ERROR at teardown of test_t __________________________\n\
+E   RuntimeError: teardown boom\n\
+=================================== FAILURES ===================================\n\
+_________________________________ test_content _________________________________\n\
+E   assert 'x' in ''\n\
+________________________________ test_p[c::d] __________________________________\n\
+E   assert 1 == 2\n\
+________________________________ test_q[[x]] ___________________________________\n\
+E   assert 3 == 4\n\
+____________________________________ test_t ____________________________________\n\
+E   assert 'real' in ''\n\
+----------------------------- Captured stdout call -----------------------------\n\
+E   this line was printed by the test\n";
+        let r = report(out);
+        let msg = |id: &str| r.iter().find(|t| t.name == id).and_then(|t| t.message.as_deref());
+        assert_eq!(msg("a/test_x.py::test_content"), None, "the passing one of two same-named tests");
+        assert_eq!(msg("b/test_x.py::test_content"), Some("assert 'x' in ''"));
+        assert_eq!(msg("b/test_x.py::test_p[c::d]"), Some("assert 1 == 2"));
+        assert_eq!(msg("b/test_x.py::test_q[[x]]"), Some("assert 3 == 4"));
+        assert_eq!(msg("b/test_x.py::test_t"), Some("assert 'real' in ''"), "the call's failure, not the teardown, nor what it printed");
+    }
+
+    #[test]
     fn a_long_failure_is_clipped_on_a_char_boundary() {
-        let long = format!("t.py::test_z FAILED\n=== FAILURES ===\n___ test_z ___\nE   assert '{}' == ''\n", "é".repeat(600));
+        let long = format!("t.py::test_z FAILED\n=== FAILURES ===\n___ test_z ___\nE   assert '{}' == ''\n", "é".repeat(MESSAGE_BYTES));
         let m = report(&long).remove(0).message.unwrap();
         assert!(m.len() <= MESSAGE_BYTES && m.starts_with("assert 'é"));
     }
