@@ -192,3 +192,28 @@ fn linked_atif_files_make_one_record_and_are_not_counted_again() {
     assert_eq!(texts, ["fix it", "delegating", "subagent looking", "continuing"]);
     assert_eq!(t.steps[2].agent.as_deref(), Some("subagent:sub-1"), "the subagent's steps say whose they are");
 }
+
+/// A verifier report is read for its per-test results, a CTRF file first; one that does not read
+/// or is too large to hold leaves the verdict to the rewards, with a note, and costs nothing else.
+#[test]
+fn verifier_reports_that_do_not_read_or_are_huge_leave_the_verdict_to_the_rewards() {
+    let tmp = crate::common::tempdir();
+    let trial = tmp.path().join("job/dns-hosts__L00kOn1y");
+    let src = samples("harbor-keystrokes/job-2026-03-05__09-00-00/dns-hosts__L00kOn1y");
+    for f in ["result.json", "agent/trajectory.json"] {
+        std::fs::create_dir_all(trial.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(src.join(f), trial.join(f)).unwrap();
+    }
+    std::fs::create_dir_all(trial.join("verifier")).unwrap();
+    std::fs::write(trial.join("verifier/ctrf.json"), b"{\"results\": {\"tests\": 3}}").unwrap();
+    // Sparse: the size is what is checked, never the bytes.
+    std::fs::File::create(trial.join("verifier/test-stdout.txt")).unwrap().set_len(65 << 20).unwrap();
+    let (ts, _) = ingest(&[tmp.path()]);
+    assert_eq!(ts.len(), 1);
+    let t = &ts[0];
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed, "the rewards still decide");
+    assert!(t.outcome.tests.is_empty());
+    assert!(t.notes.iter().any(|n| n.ends_with("verifier/ctrf.json is not a CTRF report; left")), "{:?}", t.notes);
+    assert!(t.notes.iter().any(|n| n.ends_with("verifier/test-stdout.txt is over 64 MB; not read")), "{:?}", t.notes);
+    assert!(!t.provenance.files.iter().any(|f| f.role == "verifier_output"));
+}

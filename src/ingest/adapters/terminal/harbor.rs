@@ -202,6 +202,10 @@ impl Adapter for HarborTrial {
     }
 }
 
+/// The largest verifier report read: pytest's own output is kilobytes; more is a test that
+/// printed without end.
+const VERIFIER_REPORT_MAX: u64 = 64 << 20;
+
 /// A reader of one kind of verifier report: its tests, or `None` when the bytes hold none.
 type ReadReport = fn(&[u8]) -> Option<Vec<TestResult>>;
 
@@ -222,6 +226,12 @@ fn verifier_output(t: &mut Trajectory, unit: &Unit, dir: &Path) {
     for (name, read) in readers {
         let path = dir.join("verifier").join(name);
         let Some(c) = unit.companions.iter().find(|c| c.path == path) else { continue };
+        // A verifier that printed without end (a test stuck in a loop of output) must not cost
+        // the machine's memory for a message or two.
+        if std::fs::metadata(&c.path).is_ok_and(|m| m.len() > VERIFIER_REPORT_MAX) {
+            t.notes.push(format!("verifier report {} is over {} MB; not read", c.rel, VERIFIER_REPORT_MAX >> 20));
+            continue;
+        }
         let src = match Source::read(&c.path, &c.display) {
             Ok(s) => s,
             Err(e) => {
