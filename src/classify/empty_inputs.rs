@@ -36,7 +36,7 @@ pub fn empty_inputs<'t>(t: &'t Trajectory, acts: &[Action<'t>], p: &Profile) -> 
     // the agent's to answer for, whatever its inputs held.
     let (test, read) = t.outcome.tests.iter().filter(|r| r.status != "passed").find_map(|r| {
         let msg = r.message.as_deref()?;
-        let m = p.read_empty.list.iter().find_map(|pat| pat.try_get()?.find(msg))?;
+        let m = p.read_empty.find(msg)?;
         let names_own = written.iter().any(|w| names(msg, w) || names(&r.name, w));
         (!names_own).then(|| (r.name.as_str(), line_around(msg, m.start())))
     })?;
@@ -45,8 +45,7 @@ pub fn empty_inputs<'t>(t: &'t Trajectory, acts: &[Action<'t>], p: &Profile) -> 
         p.empty_file.list.iter().filter_map(|pat| pat.try_get()).find_map(|re| {
             re.captures_iter(out).find_map(|c| {
                 let file = base(c.name("file")?.as_str());
-                let by_design = p.empty_by_design.list.iter().filter_map(|pat| pat.try_get()).any(|re| re.is_match(file));
-                (!by_design && !written.contains(&file)).then(|| EmptyInputs {
+                (!p.empty_by_design.is_match(file) && !written.contains(&file)).then(|| EmptyInputs {
                     step: a.shown_at(),
                     row: c.get(0).map_or("", |m| m.as_str()),
                     file,
@@ -83,9 +82,9 @@ fn names(text: &str, name: &str) -> bool {
         })
 }
 
+/// A path's last part, a directory's too (`mkdir -p out/` wrote `out`).
 fn base(path: &str) -> &str {
-    let p = path.trim_end_matches('/');
-    p.rsplit('/').next().unwrap_or(p)
+    super::changes::file_name(path.trim_end_matches('/'))
 }
 
 fn line_around(text: &str, at: usize) -> &str {

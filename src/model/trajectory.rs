@@ -491,6 +491,14 @@ pub struct TestResult {
     pub message: Option<String>,
 }
 
+impl TestResult {
+    /// A verdict with no account of what the test saw.
+    #[must_use]
+    pub fn new(name: impl Into<String>, status: impl Into<String>) -> Self {
+        Self { name: name.into(), status: status.into(), message: None }
+    }
+}
+
 /// A tool the harness offered in this run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeclaredTool {

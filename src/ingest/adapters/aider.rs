@@ -140,7 +140,7 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
     o.tests = outcomes
         .iter()
         .enumerate()
-        .map(|(i, ok)| TestResult { message: None, name: format!("try {}", i + 1), status: if *ok { "passed" } else { "failed" }.into() })
+        .map(|(i, ok)| TestResult::new(format!("try {}", i + 1), if *ok { "passed" } else { "failed" }))
         .collect();
     t.outcome = o;
 

@@ -319,18 +319,18 @@ fn outcome(t: &Trajectory, reward: Option<f64>, info: &Value, shown: &str) -> Ou
     let judged = ri.and_then(|r| r.get("info"));
     if let Some(j) = judged {
         if let Some(ra) = j.get("r_actions").and_then(Value::as_f64) {
-            o.tests.push(TestResult { message: None, name: "r_actions".into(), status: test_status(ra >= 1.0) });
+            o.tests.push(TestResult::new("r_actions", test_status(ra >= 1.0)));
         } else if let Some(ro) = j.get("r_outputs").and_then(Value::as_f64) {
             // RewardOutputInfo replaces the action check's info; the reward still includes it.
             if reward >= 1.0 {
-                o.tests.push(TestResult { message: None, name: "r_actions (inferred from reward)".into(), status: "passed".into() });
+                o.tests.push(TestResult::new("r_actions (inferred from reward)", "passed"));
             } else if ro >= 1.0 {
-                o.tests.push(TestResult { message: None, name: "r_actions (inferred from reward)".into(), status: "failed".into() });
+                o.tests.push(TestResult::new("r_actions (inferred from reward)", "failed"));
             }
         }
         if let Some(outputs) = j.get("outputs").and_then(Value::as_object) {
             for (k, v) in outputs {
-                o.tests.push(TestResult { message: None, name: format!("output: {k}"), status: test_status(v.as_bool() == Some(true)) });
+                o.tests.push(TestResult::new(format!("output: {k}"), test_status(v.as_bool() == Some(true))));
             }
         }
     }

@@ -41,11 +41,12 @@ pub fn report(bytes: &[u8]) -> Option<Vec<TestResult>> {
             .tests
             .into_iter()
             .map(|t| {
-                let failed = !matches!(t.status.as_str(), "passed" | "skipped" | "pending");
-                let message = failed
-                    .then(|| t.trace.as_deref().and_then(|tr| failure_lines(tr.lines())).or(t.message.filter(|m| !m.trim().is_empty())))
-                    .flatten();
-                TestResult { name: t.name, status: t.status.to_ascii_lowercase(), message }
+                let message = if matches!(t.status.as_str(), "passed" | "skipped" | "pending") {
+                    None
+                } else {
+                    t.trace.as_deref().and_then(|tr| failure_lines(tr.lines())).or(t.message.filter(|m| !m.trim().is_empty()))
+                };
+                TestResult { message, ..TestResult::new(t.name, t.status.to_ascii_lowercase()) }
             })
             .collect(),
     )

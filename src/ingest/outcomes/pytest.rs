@@ -33,7 +33,7 @@ pub fn report(text: &str) -> Vec<TestResult> {
         let status = status.to_ascii_lowercase();
         match tests.iter_mut().find(|t| t.name == id) {
             Some(t) => t.status = status,
-            None => tests.push(TestResult { name: id.to_string(), status, message: None }),
+            None => tests.push(TestResult::new(id, status)),
         }
     };
     let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
@@ -86,7 +86,10 @@ pub fn failure_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Option<String>
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    (!kept.is_empty()).then(|| clip(&kept.join("\n")).to_string())
+    (!kept.is_empty()).then(|| {
+        let all = kept.join("\n");
+        all[..all.floor_char_boundary(MESSAGE_BYTES)].to_string()
+    })
 }
 
 /// How pytest heads a test's failure section: the id after its file, classes joined by dots
@@ -95,17 +98,6 @@ fn section_name(id: &str) -> String {
     let rest = id.split_once("::").map_or(id, |(_, rest)| rest);
     let (head, params) = rest.find('[').map_or((rest, ""), |i| rest.split_at(i));
     format!("{}{params}", head.replace("::", "."))
-}
-
-fn clip(s: &str) -> &str {
-    if s.len() <= MESSAGE_BYTES {
-        return s;
-    }
-    let mut end = MESSAGE_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]

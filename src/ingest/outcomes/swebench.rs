@@ -86,7 +86,7 @@ fn instance_entry(key: &str, inst: &Value, display: &str, field: &str) -> JoinEn
         for (group, res) in ts {
             for (status, key) in [("passed", "success"), ("failed", "failure")] {
                 for name in res.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-                    o.tests.push(TestResult { message: None, name: format!("{group}: {name}"), status: status.into() });
+                    o.tests.push(TestResult::new(format!("{group}: {name}"), status));
                 }
             }
         }

@@ -71,11 +71,7 @@ fn score_outcome(value: &Value, file: &str, field: &str) -> Outcome {
     let tests: Vec<TestResult> = parts
         .iter()
         .zip(&floats)
-        .map(|((k, v), f)| TestResult {
-            message: None,
-            name: k.clone(),
-            status: f.map_or_else(|| text_of(v).to_lowercase(), |x| status_of(x).as_str().to_string()),
-        })
+        .map(|((k, v), f)| TestResult::new(k.clone(), f.map_or_else(|| text_of(v).to_lowercase(), |x| status_of(x).as_str().to_string())))
         .collect();
     let mut o = if floats.iter().all(Option::is_some) {
         let xs: Vec<f64> = floats.iter().flatten().copied().collect();
@@ -113,10 +109,10 @@ pub fn outcome(s: &RawSample<'_>, file: &str) -> (Outcome, Option<String>) {
     let mut o = score_outcome(value, file, &format!("scores.{name}.value"));
     if scores.len() > 1 {
         // Every scorer's verdict, so a reader sees the ones the first one hides.
-        let mut tests = vec![TestResult { message: None, name: name.clone(), status: o.status.as_str().to_string() }];
+        let mut tests = vec![TestResult::new(name.clone(), o.status.as_str())];
         for (n, sc) in &scores[1..] {
             let v = score_outcome(sc.get("value").unwrap_or(&Value::Null), file, "");
-            tests.push(TestResult { message: None, name: n.clone(), status: v.status.as_str().to_string() });
+            tests.push(TestResult::new(n.clone(), v.status.as_str()));
         }
         if o.tests.is_empty() {
             o.tests = tests;

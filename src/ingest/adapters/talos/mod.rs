@@ -126,7 +126,7 @@ fn outcome_for(disposition: Option<&Value>, gates: Option<&Value>, shown: &str) 
     };
     for (name, g) in gates.and_then(|g| g.get("gates")).and_then(Value::as_object).into_iter().flatten() {
         let ok = g.get("passed").and_then(Value::as_bool).unwrap_or(false);
-        o.tests.push(TestResult { message: None, name: name.clone(), status: test_status(ok) });
+        o.tests.push(TestResult::new(name.clone(), test_status(ok)));
     }
     o
 }

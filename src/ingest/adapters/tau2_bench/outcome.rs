@@ -49,24 +49,16 @@ fn tests(ri: &Value) -> Vec<TestResult> {
     if let Some(b) = ri.get("reward_breakdown").and_then(Value::as_object) {
         let mut basis: Vec<(&String, f64)> = b.iter().filter_map(|(k, v)| Some((k, v.as_f64()?))).collect();
         basis.sort_by(|a, b| a.0.cmp(b.0));
-        out.extend(basis.into_iter().map(|(k, v)| TestResult {
-            message: None,
-            name: format!("reward: {k}"),
-            status: test_status(v >= 1.0 - SOLVED),
-        }));
+        out.extend(basis.into_iter().map(|(k, v)| TestResult::new(format!("reward: {k}"), test_status(v >= 1.0 - SOLVED))));
     }
     if let Some(db) = ri.pointer("/db_check/db_match").and_then(Value::as_bool) {
-        out.push(TestResult { message: None, name: "db_check".into(), status: test_status(db) });
+        out.push(TestResult::new("db_check", test_status(db)));
     }
     let checks = |key: &str, name: &dyn Fn(&Value) -> Option<String>, ok: &str| -> Vec<TestResult> {
         ri.get(key)
             .and_then(Value::as_array)
             .map(|list| {
-                list.iter()
-                    .filter_map(|c| {
-                        Some(TestResult { message: None, name: name(c)?, status: test_status(c.get(ok).and_then(Value::as_bool)?) })
-                    })
-                    .collect()
+                list.iter().filter_map(|c| Some(TestResult::new(name(c)?, test_status(c.get(ok).and_then(Value::as_bool)?)))).collect()
             })
             .unwrap_or_default()
     };

@@ -332,11 +332,7 @@ fn outcome(trial: &RawTrial, display: &str) -> Outcome {
     let Some(r) = reward else { return Outcome::unknown() };
     let field = if rewards.contains_key("reward") { "verifier_result.rewards.reward" } else { "verifier_result.rewards (mean)" };
     let mut o = Outcome::from_reward(r, display, field);
-    o.tests = rewards
-        .iter()
-        .filter(|(k, _)| k.as_str() != "reward")
-        .map(|(k, v)| TestResult { message: None, name: k.clone(), status: v.to_string() })
-        .collect();
+    o.tests = rewards.iter().filter(|(k, _)| k.as_str() != "reward").map(|(k, v)| TestResult::new(k.clone(), v.to_string())).collect();
     o
 }
 

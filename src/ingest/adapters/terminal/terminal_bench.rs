@@ -148,11 +148,7 @@ fn record(trial: &RawTrial, shown: &str, files: Vec<SourceFile>, meta: Option<&R
         .parser_results
         .iter()
         .flatten()
-        .map(|(name, v)| TestResult {
-            message: None,
-            name: name.clone(),
-            status: v.as_str().map_or_else(|| v.to_string(), str::to_ascii_lowercase),
-        })
+        .map(|(name, v)| TestResult::new(name.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_ascii_lowercase)))
         .collect();
     t.outcome = o;
     t
