@@ -447,6 +447,25 @@ fn harbor_installed_claude_code_steps_come_from_its_own_log() {
     assert!(t.steps[d.steps[0] as usize].text.contains("The task is complete."));
 }
 
+/// A CLI agent that wrote its script with the editor tool (`write_file`), ran it, and let the
+/// script rewrite the task's CSV made progress, and its closing report ("has been successfully
+/// populated", "is ready") claims success. Before, the script's writes were unseen and the report
+/// was no claim, so a run that did the work read as a silent give-up (real shape: a Gemini CLI
+/// trial of the public SkillsBench Harbor runs, dapt-intrusion-detection).
+#[test]
+fn harbor_gemini_cli_a_script_the_editor_wrote_is_progress_and_its_report_a_claim() {
+    let (t, v) = one("harbor-installed", "sensor-summary");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"), "{:?}", v.evidence);
+    let w = evidence(&v, "worked-progress-then-failed");
+    let run = &t.steps[w.steps[0] as usize];
+    assert!(run.tool_calls.iter().any(|c| c.name == "run_shell_command"), "the run of the script, not its writing");
+    assert!(w.detail.as_deref().is_some_and(|d| d.contains("changed /root/summary.csv")), "{:?}", w.detail);
+    assert!(!w.detail.as_deref().is_some_and(|d| d.contains("summarize.py,")), "the removed script is scratch: {:?}", w.detail);
+    let d = evidence(&v, "flag-false-done");
+    assert!(t.steps[d.steps[0] as usize].text.contains("is ready"));
+    assert!(v.flags.iter().any(|f| f == "false_done"));
+}
+
 /// A last edit that put text back as it was (a docstring a global `sed` had changed) leaves
 /// nothing in the submitted patch, so it owes no check and is not the change the evidence names
 /// (real shape: pydata__xarray-7229 of the gemini-3-pro mini-swe-agent run, `unverified` before).

@@ -217,6 +217,16 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     a.writes.push(format!("({})", call.name));
                 }
                 a.creates = p.create_tools.iter().any(|m| m.matches(&call.name, &call.arguments));
+                // A script an editor wrote whole is a script a later command may run, as one a
+                // here-doc saved; an edit leaves its text unknown, so it is forgotten.
+                for w in &a.writes {
+                    saved.remove(w.trim_start_matches("./"));
+                }
+                if let ([w], true, false) = (a.writes.as_slice(), a.creates, a.ok == Some(false))
+                    && let Some(text) = p.content_arguments.iter().find_map(|k| call.arguments.get(k)?.as_str())
+                {
+                    saved.insert(w.trim_start_matches("./").to_string(), (text.to_string(), None));
+                }
                 if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
                     a.reverts.clone_from(&a.writes);
                 } else if a.ok != Some(false) {

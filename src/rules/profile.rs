@@ -32,6 +32,8 @@ pub struct RawProfile {
     #[serde(default)]
     pub replace_arguments: Vec<String>,
     #[serde(default)]
+    pub content_arguments: Vec<String>,
+    #[serde(default)]
     pub mutate_tools: Vec<String>,
     #[serde(default)]
     pub create_tools: Vec<String>,
@@ -94,6 +96,7 @@ impl RawProfile {
             &self.shell_arguments,
             &self.path_arguments,
             &self.replace_arguments,
+            &self.content_arguments,
             &self.mutate_tools,
             &self.create_tools,
             &self.revert_tools,
@@ -323,6 +326,9 @@ pub struct Profile {
     /// An editing tool's text replacement, as `old=new` argument names (`old_str=new_str`): an
     /// edit that swaps back an earlier one's text puts the file back.
     pub replace_arguments: Vec<(String, String)>,
+    /// The argument that holds the whole text a creating tool writes: a script written so and
+    /// run later writes what its text says.
+    pub content_arguments: Vec<String>,
     pub mutate_tools: Vec<ToolMatcher>,
     /// Mutating tools that write a file whole (a new file, not an edit of one).
     pub create_tools: Vec<ToolMatcher>,
@@ -472,6 +478,7 @@ impl Profile {
                 .iter()
                 .filter_map(|s| s.split_once('=').map(|(o, n)| (o.trim().to_string(), n.trim().to_string())))
                 .collect(),
+            content_arguments: cat(&|r| &r.content_arguments),
             mutate_tools: cat(&|r| &r.mutate_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
             create_tools: cat(&|r| &r.create_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
             revert_tools: cat(&|r| &r.revert_tools).iter().map(|s| ToolMatcher::parse(s)).collect(),
