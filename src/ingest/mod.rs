@@ -7,6 +7,7 @@ pub mod diag;
 pub mod format;
 pub mod join;
 pub mod manifest;
+pub mod ordered;
 pub mod outcomes;
 pub mod pipeline;
 pub mod probe;

@@ -109,30 +109,15 @@ pub enum IngestError {
     Write(#[source] std::io::Error),
 }
 
-/// Batch size of the ordered parallel parse, per thread.
+/// Units parsed and not yet written, per thread (the window of the ordered parse; also the
+/// batch of a streamed unit's records).
 const BATCH_PER_THREAD: usize = 8;
 
-/// Bytes of input parsed at once across all threads. Files of a batch are parsed together and
-/// their trajectories held until the batch is written, so a count of files alone would let
-/// threads × 8 files of up to 1 GiB each be in memory; a file larger than this is parsed alone,
-/// so memory stays bounded by the largest single input.
+/// Bytes of input parsed at once across all threads. Parsed units are held until they are
+/// written in order, so a count of files alone would let threads × 8 files of up to 1 GiB each
+/// be in memory; a file larger than this is parsed alone, so memory stays bounded by the
+/// largest single input.
 const IN_FLIGHT_BYTES: u64 = 256 << 20;
-
-/// Where the batch that starts at `start` ends: at most `max_units` units, and no more bytes
-/// than `budget` unless the first unit alone exceeds it; never empty.
-fn batch_end(sizes: &[u64], start: usize, max_units: usize, budget: u64) -> usize {
-    let mut bytes = 0u64;
-    let mut end = start;
-    while end < sizes.len() && end - start < max_units {
-        let next = bytes.saturating_add(sizes[end]);
-        if end > start && next > budget {
-            break;
-        }
-        bytes = next;
-        end += 1;
-    }
-    end.max((start + 1).min(sizes.len()))
-}
 
 /// Every adapter a run may use, and the one `--format` forces.
 type Adapters = (Vec<&'static dyn Adapter>, Option<&'static dyn Adapter>);
@@ -385,9 +370,9 @@ pub fn run_map<T: Send>(
     // Companion above only to keep them out of the "nobody claimed" accounting).
     units.retain(|(i, _, _)| in_shard[*i]);
 
-    // Parse units: ordered batches in parallel. A unit whose adapter streams (one container
-    // of many records) is parsed alone, between batches, and its records are written as they
-    // come, so memory holds one of its records rather than all of them.
+    // Parse units in parallel, written in input order (`ordered`). A unit whose adapter streams
+    // (one container of many records) is parsed alone, between the others, and its records are
+    // written as they come, so memory holds one of its records rather than all of them.
     let mut ctx = Ctx::new(&join, &fileset);
     ctx.harness = opts.harness.as_deref();
     ctx.opened_as = Some(&opened_as);
@@ -431,17 +416,22 @@ pub fn run_map<T: Send>(
             start += 1;
             continue;
         }
-        let by_budget = batch_end(&unit_bytes, start, batch, IN_FLIGHT_BYTES);
-        let end = units[start..by_budget].iter().position(|(_, a, u)| a.streams(u)).map_or(by_budget, |p| start + p);
-        let parsed: Vec<_> =
-            units[start..end].par_iter().map(|(i, adapter, unit)| (*i, *adapter, parse_unit(*adapter, unit, &ctx, map))).collect();
-        for (i, adapter, (trajs, errs, fatal)) in parsed {
+        let end = units[start..].iter().position(|(_, a, u)| a.streams(u)).map_or(units.len(), |p| start + p);
+        let segment = &units[start..end];
+        let work = |k: usize| {
+            let (_, adapter, unit) = &segment[k];
+            parse_unit(*adapter, unit, &ctx, map)
+        };
+        let mut take = |k: usize, (trajs, errs, fatal): Parsed<T>| {
+            let (i, adapter, _) = &segment[k];
             let n = trajs.len();
             for t in trajs {
                 sink(t).map_err(IngestError::Write)?;
             }
-            account(i, adapter, n, errs, fatal);
-        }
+            account(*i, *adapter, n, errs, fatal);
+            Ok(())
+        };
+        super::ordered::map_in_order(&unit_bytes[start..end], batch, IN_FLIGHT_BYTES, &work, &mut take)?;
         start = end;
     }
 
@@ -743,27 +733,5 @@ fn finalize(t: &mut Trajectory, adapter: &'static dyn Adapter, unit: &Unit, inde
 pub fn push_file(t: &mut Trajectory, f: &crate::model::SourceFile) {
     if !t.provenance.files.iter().any(|x| x.path == f.path && x.role == f.role) {
         t.provenance.files.push(f.clone());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::batch_end;
-
-    #[test]
-    fn batches_are_bounded_by_bytes_as_well_as_by_count() {
-        const M: u64 = 1 << 20;
-        // Small files: the count decides.
-        let small = vec![M; 40];
-        assert_eq!(batch_end(&small, 0, 16, 256 * M), 16);
-        assert_eq!(batch_end(&small, 32, 16, 256 * M), 40);
-        // Large files: the bytes decide, and one over the budget goes alone.
-        let large = [200 * M, 100 * M, 50 * M, 900 * M, 10 * M, u64::MAX];
-        assert_eq!(batch_end(&large, 0, 16, 256 * M), 1);
-        assert_eq!(batch_end(&large, 1, 16, 256 * M), 3);
-        assert_eq!(batch_end(&large, 3, 16, 256 * M), 4, "alone, never empty");
-        assert_eq!(batch_end(&large, 4, 16, 256 * M), 5);
-        assert_eq!(batch_end(&large, 5, 16, 256 * M), 6);
-        assert_eq!(batch_end(&large, 6, 16, 256 * M), 6, "nothing left");
     }
 }
