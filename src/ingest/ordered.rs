@@ -18,8 +18,11 @@ struct State<R> {
     open: usize,
     bytes: u64,
     ready: BTreeMap<usize, R>,
-    /// `take` failed: the workers stop taking items.
+    /// `take` failed or `work` panicked: the workers stop taking items.
     stop: bool,
+    /// A panic of `work`, resumed on the calling thread (which would otherwise wait for its
+    /// result forever).
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 struct Shared<R> {
@@ -75,7 +78,7 @@ fn map_with_workers<R: Send, E>(
     }
     let max_items = max_items.max(1);
     let shared = Shared {
-        state: Mutex::new(State { next: 0, open: 0, bytes: 0, ready: BTreeMap::new(), stop: false }),
+        state: Mutex::new(State { next: 0, open: 0, bytes: 0, ready: BTreeMap::new(), stop: false, panic: None }),
         arrived: Condvar::new(),
         moved: Condvar::new(),
     };
@@ -99,9 +102,18 @@ fn map_with_workers<R: Send, E>(
                 s.bytes = s.bytes.saturating_add(costs[i]);
                 i
             };
-            let r = work(i);
-            shared.lock().ready.insert(i, r);
-            shared.arrived.notify_one();
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i))) {
+                Ok(r) => {
+                    shared.lock().ready.insert(i, r);
+                }
+                Err(p) => {
+                    let mut s = shared.lock();
+                    s.stop = true;
+                    s.panic.get_or_insert(p);
+                }
+            }
+            shared.arrived.notify_all();
+            shared.moved.notify_all();
         }
     };
     let mut result = Ok(());
@@ -114,11 +126,15 @@ fn map_with_workers<R: Send, E>(
                 let mut s = shared.lock();
                 loop {
                     if let Some(r) = s.ready.remove(&i) {
-                        break r;
+                        break Some(r);
+                    }
+                    if s.panic.is_some() {
+                        break None;
                     }
                     s = shared.arrived.wait(s).unwrap_or_else(PoisonError::into_inner);
                 }
             };
+            let Some(r) = r else { break };
             let outcome = take(i, r);
             {
                 let mut s = shared.lock();
@@ -135,6 +151,9 @@ fn map_with_workers<R: Send, E>(
             }
         }
     });
+    if let Some(p) = shared.lock().panic.take() {
+        std::panic::resume_unwind(p);
+    }
     result
 }
 
@@ -191,6 +210,23 @@ mod tests {
             assert_eq!(r, Err(10));
             assert_eq!(seen.len(), 11, "nothing is taken after the error (threads={threads})");
         }
+    }
+
+    #[test]
+    fn a_panic_in_work_reaches_the_caller_instead_of_hanging_it() {
+        let work = |i: usize| {
+            assert!(i != 37, "item 37 fails");
+            i
+        };
+        let mut taken = 0;
+        let mut take = |_: usize, _: usize| {
+            taken += 1;
+            Ok::<(), ()>(())
+        };
+        let costs = vec![1u64; 100];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map_with_workers(2, &costs, 8, 100, &work, &mut take)));
+        assert!(r.is_err(), "the panic is resumed");
+        assert!(taken <= 37, "nothing after the failed item is taken: {taken}");
     }
 
     #[test]
