@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fixture;
 pub mod mechanics;
 pub mod oracle;
+pub(crate) mod python_calls;
 pub mod shell;
 pub mod simple_command;
 pub mod table;

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
+use super::python_calls::{self, GiveUp, PyNode, TreeNode};
+
 /// The effects of one command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShellEffects {
@@ -900,6 +902,21 @@ fn python_writes(code: &str) -> Vec<String> {
     if !may_name_a_writer(code) {
         return Vec::new();
     }
+    python_writes_read(bounded(code)).unwrap_or_else(|_| python_writes_parsed(code))
+}
+
+/// [`python_writes`] of the nodes [`python_calls::read`] finds without tree-sitter: most
+/// programs, at a fraction of a parse's cost.
+///
+/// # Errors
+/// [`GiveUp`] when the reader is not sure to find the nodes tree-sitter does.
+pub(crate) fn python_writes_read(src: &str) -> Result<Vec<String>, GiveUp> {
+    let read = python_calls::read(src)?;
+    Ok(writes_of(&read.nodes()))
+}
+
+/// [`python_writes`] of tree-sitter's tree of the first [`MAX_COMMAND_BYTES`] of `code`.
+pub(crate) fn python_writes_parsed(code: &str) -> Vec<String> {
     let (src, tree) = parse_bounded(&PY_PARSER, tree_sitter_python::LANGUAGE.into(), code);
     let Some(tree) = tree else { return Vec::new() };
     // The assignments and calls in source order: a preorder walk visits nodes by start, an
@@ -909,7 +926,7 @@ fn python_writes(code: &str) -> Vec<String> {
     'walk: loop {
         let node = cursor.node();
         if matches!(node.kind(), "assignment" | "call") {
-            nodes.push(node);
+            nodes.push(TreeNode { node, src });
         }
         if cursor.goto_first_child() {
             continue;
@@ -920,19 +937,26 @@ fn python_writes(code: &str) -> Vec<String> {
             }
         }
     }
+    writes_of(&nodes)
+}
+
+/// The writes of a program's assignments and calls (other nodes are skipped), the calls in
+/// source order: one reading of either tree, so that the fast reader can differ from
+/// tree-sitter only in which nodes it finds, which its tests compare.
+pub(crate) fn writes_of<'s, N: PyNode<'s>>(nodes: &[N]) -> Vec<String> {
     // Names bound to a path: `p = 'src/a.py'`, `p = Path('src/a.py')`; None when bound to
     // anything else or to two different things.
-    let mut names: PyNames<'_> = HashMap::new();
+    let mut names: PyNames<'s> = HashMap::new();
     // Names bound only to `Path(...)` calls (true), or also to something else (false).
     let mut path_names: HashMap<&str, bool> = HashMap::new();
     for n in nodes.iter().filter(|n| n.kind() == "assignment") {
-        let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { continue };
+        let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else { continue };
         if left.kind() != "identifier" {
             continue;
         }
-        *path_names.entry(text(left, src)).or_insert(true) &= is_path_call(right, src);
-        let value = py_path(right, src, &HashMap::new());
-        let bound = names.entry(text(left, src)).or_insert_with(|| value.clone());
+        *path_names.entry(left.text()).or_insert(true) &= is_path_call(right);
+        let value = py_path(right, &HashMap::new());
+        let bound = names.entry(left.text()).or_insert_with(|| value.clone());
         if *bound != value {
             *bound = None;
         }
@@ -940,28 +964,27 @@ fn python_writes(code: &str) -> Vec<String> {
     let mut writes = Vec::new();
     let mut push = |path: Option<String>| writes.push(path.unwrap_or_else(|| "(python)".into()));
     for call in nodes.iter().filter(|n| n.kind() == "call") {
-        let Some(func) = call.child_by_field_name("function") else { continue };
-        let Some(arg_list) = call.child_by_field_name("arguments") else { continue };
-        let mut cursor = arg_list.walk();
-        let all: Vec<Node<'_>> = arg_list.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
-        let positional: Vec<Node<'_>> =
+        let Some(func) = call.field("function") else { continue };
+        let Some(arg_list) = call.field("arguments") else { continue };
+        let all: Vec<N> = arg_list.named_children().into_iter().filter(|a| a.kind() != "comment").collect();
+        let positional: Vec<N> =
             all.iter().copied().filter(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat")).collect();
         let keyword = |k: &str| {
             all.iter()
                 .filter(|a| a.kind() == "keyword_argument")
-                .find(|a| a.child_by_field_name("name").is_some_and(|n| text(n, src) == k))
-                .and_then(|a| a.child_by_field_name("value"))
+                .find(|a| a.field("name").is_some_and(|n| n.text() == k))
+                .and_then(|a| a.field("value"))
         };
         let arg = |i: usize, k: &str| positional.get(i).copied().or_else(|| keyword(k));
-        let path = |n: Option<Node<'_>>| n.and_then(|n| py_path(n, src, &names));
-        let writes_mode = |n: Option<Node<'_>>| n.and_then(|n| py_string(n, src)).is_some_and(|m| is_write_mode(&m));
+        let path = |n: Option<N>| n.and_then(|n| py_path(n, &names));
+        let writes_mode = |n: Option<N>| n.and_then(py_string).is_some_and(|m| is_write_mode(&m));
         let (object, method) = match func.kind() {
-            "identifier" => (None, text(func, src)),
-            "attribute" => (func.child_by_field_name("object"), func.child_by_field_name("attribute").map_or("", |a| text(a, src))),
+            "identifier" => (None, func.text()),
+            "attribute" => (func.field("object"), func.field("attribute").map_or("", PyNode::text)),
             _ => continue,
         };
-        let module = object.filter(|o| o.kind() == "identifier").map(|o| text(o, src));
-        let is_path = object.is_some_and(|o| is_path_object(o, src, &names));
+        let module = object.filter(|o| o.kind() == "identifier").map(PyNode::text);
+        let is_path = object.is_some_and(|o| is_path_object(o, &names));
         match (module, method) {
             // `open(file, mode)`, and the modules whose `open` reads its arguments so.
             (None, "open") if object.is_none() && writes_mode(arg(1, "mode")) => push(path(arg(0, "file"))),
@@ -969,7 +992,7 @@ fn python_writes(code: &str) -> Vec<String> {
                 push(path(arg(0, "file").or_else(|| keyword("name"))));
             }
             (Some("os"), "open") => {
-                let flags = arg(1, "flags").map_or("", |f| text(f, src));
+                let flags = arg(1, "flags").map_or("", PyNode::text);
                 if ["O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"].iter().any(|f| flags.contains(f)) {
                     push(path(arg(0, "path")));
                 }
@@ -978,20 +1001,18 @@ fn python_writes(code: &str) -> Vec<String> {
             (Some("os"), "rename" | "replace" | "renames" | "symlink" | "link") => push(path(arg(1, "dst"))),
             (Some("shutil"), "copy" | "copy2" | "copyfile" | "copytree" | "move" | "copymode" | "copystat") => push(path(arg(1, "dst"))),
             (Some("shutil"), "rmtree") => push(path(arg(0, "path"))),
-            (Some("fileinput"), "input" | "FileInput") if keyword("inplace").is_some_and(|v| !matches!(text(v, src), "False" | "0")) => {
+            (Some("fileinput"), "input" | "FileInput") if keyword("inplace").is_some_and(|v| !matches!(v.text(), "False" | "0")) => {
                 push(path(arg(0, "files")));
             }
             // Methods only pathlib has.
-            (_, "write_text" | "write_bytes" | "touch" | "symlink_to" | "hardlink_to") => {
-                push(object.and_then(|o| py_path(o, src, &names)))
-            }
+            (_, "write_text" | "write_bytes" | "touch" | "symlink_to" | "hardlink_to") => push(object.and_then(|o| py_path(o, &names))),
             // Method names other types share: on something known to be a path.
-            (_, "open") if is_path && writes_mode(arg(0, "mode")) => push(object.and_then(|o| py_path(o, src, &names))),
-            (_, "unlink" | "mkdir" | "rmdir") if is_path => push(object.and_then(|o| py_path(o, src, &names))),
+            (_, "open") if is_path && writes_mode(arg(0, "mode")) => push(object.and_then(|o| py_path(o, &names))),
+            (_, "unlink" | "mkdir" | "rmdir") if is_path => push(object.and_then(|o| py_path(o, &names))),
             // `replace` is a str method too: only on what is surely a Path, not a name bound to
             // a string.
             (_, "rename") if is_path => push(path(arg(0, "target"))),
-            (_, "replace") if object.is_some_and(|o| is_path_call(o, src) || path_names.get(text(o, src)) == Some(&true)) => {
+            (_, "replace") if object.is_some_and(|o| is_path_call(o) || path_names.get(o.text()) == Some(&true)) => {
                 push(path(arg(0, "target")));
             }
             _ => {}
@@ -1009,47 +1030,42 @@ fn is_write_mode(mode: &str) -> bool {
 }
 
 /// The value of a Python string literal without interpolation.
-fn py_string(node: Node<'_>, src: &str) -> Option<String> {
-    if node.kind() != "string" {
+fn py_string<'s, N: PyNode<'s>>(node: N) -> Option<String> {
+    if node.kind() != "string" || node.has_interpolation() {
         return None;
     }
-    let mut cursor = node.walk();
-    if node.children(&mut cursor).any(|c| c.kind() == "interpolation") {
-        return None;
-    }
-    let t = text(node, src);
+    let t = node.text();
     let body = &t[t.find(['\'', '"'])?..];
     let q = if body.starts_with("'''") || body.starts_with(r#"""""#) { 3 } else { 1 };
     body.get(q..body.len().checked_sub(q)?).map(ToString::to_string)
 }
 
 /// `Path(...)`, `pathlib.Path(...)` and the like.
-fn is_path_call(node: Node<'_>, src: &str) -> bool {
+fn is_path_call<'s, N: PyNode<'s>>(node: N) -> bool {
     node.kind() == "call"
-        && node.child_by_field_name("function").is_some_and(|f| {
-            let name = text(f, src);
+        && node.field("function").is_some_and(|f| {
+            let name = f.text();
             matches!(name.rsplit('.').next().unwrap_or(name), "Path" | "PosixPath" | "PurePath" | "PurePosixPath")
         })
 }
 
 /// `Path(...)`, or a name bound to a path.
-fn is_path_object(node: Node<'_>, src: &str, names: &PyNames<'_>) -> bool {
-    is_path_call(node, src) || (node.kind() == "identifier" && names.get(text(node, src)).is_some_and(Option::is_some))
+fn is_path_object<'s, N: PyNode<'s>>(node: N, names: &PyNames<'_>) -> bool {
+    is_path_call(node) || (node.kind() == "identifier" && names.get(node.text()).is_some_and(Option::is_some))
 }
 
 /// The path an expression names, when it is a literal: `'a.py'`, `Path('a.py')`, or a name
 /// bound to one of these.
-fn py_path(node: Node<'_>, src: &str, names: &PyNames<'_>) -> Option<String> {
+fn py_path<'s, N: PyNode<'s>>(node: N, names: &PyNames<'_>) -> Option<String> {
     // `Path(Path(…))` nests as deep as the (untrusted) command does: a loop, not recursion.
     let mut node = node;
     loop {
         match node.kind() {
-            "string" => return py_string(node, src),
-            "identifier" => return names.get(text(node, src)).cloned().flatten(),
-            "call" if is_path_call(node, src) => {
-                let args = node.child_by_field_name("arguments")?;
-                let mut cursor = args.walk();
-                let parts: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
+            "string" => return py_string(node),
+            "identifier" => return names.get(node.text()).cloned().flatten(),
+            "call" if is_path_call(node) => {
+                let args = node.field("arguments")?;
+                let parts: Vec<N> = args.named_children().into_iter().filter(|a| a.kind() != "comment").collect();
                 match parts.as_slice() {
                     [one] => node = *one,
                     _ => return None,
