@@ -54,6 +54,28 @@ pub(crate) struct TreeNode<'t> {
     pub src: &'t str,
 }
 
+/// The assignments and calls of tree-sitter's `tree` of `src`, in source order: a preorder walk
+/// visits nodes by start, an enclosing call (`open(p).write(s)`) before the one it encloses.
+pub(crate) fn tree_nodes<'t>(tree: &'t tree_sitter::Tree, src: &'t str) -> Vec<TreeNode<'t>> {
+    let mut nodes = Vec::new();
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if matches!(node.kind(), "assignment" | "call") {
+            nodes.push(TreeNode { node, src });
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    nodes
+}
+
 impl<'t> PyNode<'t> for TreeNode<'t> {
     fn kind(self) -> &'t str {
         self.node.kind()
@@ -1817,7 +1839,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    use super::{GiveUp, PyNode, TreeNode, read};
+    use super::{GiveUp, PyNode, read, tree_nodes};
     use crate::classify::shell::{python_writes_parsed, python_writes_read, writes_of};
 
     /// What `python_writes` reads of each assignment to a name and each call, with the byte
@@ -1882,22 +1904,7 @@ mod tests {
     /// tree without errors, and the writes the tree-sitter path finds.
     fn check(src: &str) -> bool {
         let tree = PARSER.with(|p| p.borrow_mut().parse(src, None)).expect("a parse");
-        let mut nodes = Vec::new();
-        let mut cursor = tree.walk();
-        'walk: loop {
-            let node = cursor.node();
-            if matches!(node.kind(), "assignment" | "call") {
-                nodes.push(TreeNode { node, src });
-            }
-            if cursor.goto_first_child() {
-                continue;
-            }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-            }
-        }
+        let nodes = tree_nodes(&tree, src);
         let Ok(r) = read(src) else {
             assert_eq!(python_writes_read(src), Err(GiveUp));
             return false;

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
-use super::python_calls::{self, GiveUp, PyNode, TreeNode};
+use super::python_calls::{self, GiveUp, PyNode};
 
 /// The effects of one command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -919,25 +919,7 @@ pub(crate) fn python_writes_read(src: &str) -> Result<Vec<String>, GiveUp> {
 pub(crate) fn python_writes_parsed(code: &str) -> Vec<String> {
     let (src, tree) = parse_bounded(&PY_PARSER, tree_sitter_python::LANGUAGE.into(), code);
     let Some(tree) = tree else { return Vec::new() };
-    // The assignments and calls in source order: a preorder walk visits nodes by start, an
-    // enclosing call (`open(p).write(s)`) before the one it encloses.
-    let mut nodes = Vec::new();
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if matches!(node.kind(), "assignment" | "call") {
-            nodes.push(TreeNode { node, src });
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    writes_of(&nodes)
+    writes_of(&python_calls::tree_nodes(&tree, src))
 }
 
 /// The writes of a program's assignments and calls (other nodes are skipped), the calls in

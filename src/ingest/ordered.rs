@@ -41,34 +41,25 @@ impl<R> Shared<R> {
     }
 }
 
-/// Runs `work(i)` for every item `i` in `0..costs.len()` on the rayon pool and hands each result
-/// to `take(i, result)` on the calling thread, in order of `i`. `costs[i]` is item `i`'s input
-/// bytes. Stops taking new items at the first error of `take`, and returns it.
+/// Runs `work(i)` for every item `i` in `0..costs.len()` on `workers` jobs of the rayon pool
+/// (its thread count, as a rule) and hands each result to `take(i, result)` on the calling
+/// thread, in order of `i`. `costs[i]` is item `i`'s input bytes. Stops taking new items at the
+/// first error of `take`, and returns it.
 ///
-/// On one thread, or when called from inside the pool (where waiting would hold a pool thread),
-/// the items run in order on the calling thread: the same results, the same order.
+/// With one worker, or when called from inside the pool (where waiting would hold a pool
+/// thread), the items run in order on the calling thread: the same results, the same order.
 ///
 /// # Errors
 /// The first error `take` returned.
 pub fn map_in_order<R: Send, E>(
+    workers: usize,
     costs: &[u64],
     max_items: usize,
     budget: u64,
     work: &(dyn Fn(usize) -> R + Sync),
     take: &mut dyn FnMut(usize, R) -> Result<(), E>,
 ) -> Result<(), E> {
-    map_with_workers(rayon::current_num_threads(), costs, max_items, budget, work, take)
-}
-
-/// [`map_in_order`] with `threads` workers spawned on the global pool.
-fn map_with_workers<R: Send, E>(
-    threads: usize,
-    costs: &[u64],
-    max_items: usize,
-    budget: u64,
-    work: &(dyn Fn(usize) -> R + Sync),
-    take: &mut dyn FnMut(usize, R) -> Result<(), E>,
-) -> Result<(), E> {
+    let threads = workers;
     let n = costs.len();
     if threads <= 1 || n <= 1 || rayon::current_thread_index().is_some() {
         for i in 0..n {
@@ -159,7 +150,7 @@ fn map_with_workers<R: Send, E>(
 
 #[cfg(test)]
 mod tests {
-    use super::map_with_workers;
+    use super::map_in_order as map_with_workers;
 
     fn run(
         threads: usize,

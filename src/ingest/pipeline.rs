@@ -431,7 +431,7 @@ pub fn run_map<T: Send>(
             account(*i, *adapter, n, errs, fatal);
             Ok(())
         };
-        super::ordered::map_in_order(&unit_bytes[start..end], batch, IN_FLIGHT_BYTES, &work, &mut take)?;
+        super::ordered::map_in_order(rayon::current_num_threads(), &unit_bytes[start..end], batch, IN_FLIGHT_BYTES, &work, &mut take)?;
         start = end;
     }
 
