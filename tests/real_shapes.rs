@@ -459,8 +459,8 @@ fn harbor_gemini_cli_a_script_the_editor_wrote_is_progress_and_its_report_a_clai
     let w = evidence(&v, "worked-progress-then-failed");
     let run = &t.steps[w.steps[0] as usize];
     assert!(run.tool_calls.iter().any(|c| c.name == "run_shell_command"), "the run of the script, not its writing");
-    assert!(w.detail.as_deref().is_some_and(|d| d.contains("changed /root/summary.csv")), "{:?}", w.detail);
-    assert!(!w.detail.as_deref().is_some_and(|d| d.contains("summarize.py,")), "the removed script is scratch: {:?}", w.detail);
+    // The CSV alone: the removed script is scratch.
+    assert_eq!(w.detail.as_deref().and_then(|d| d.split(';').next()), Some("changed /root/summary.csv"), "{:?}", w.detail);
     let d = evidence(&v, "flag-false-done");
     assert!(t.steps[d.steps[0] as usize].text.contains("is ready"));
     assert!(v.flags.iter().any(|f| f == "false_done"));

@@ -86,6 +86,12 @@ impl<'t> Action<'t> {
     }
 }
 
+/// A saved script's key: its path as written, without a leading `./` (`./fix.py` and `fix.py`
+/// are one script to `python fix.py` and `./fix.py`).
+fn script_key(path: &str) -> &str {
+    path.trim_start_matches("./")
+}
+
 /// Every call of the trajectory as an action, in order.
 #[must_use]
 pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
@@ -97,9 +103,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
             }
         }
     }
-    // Here-docs saved to files so far: a script written in one step and run in a later one
-    // changes what it writes. What a script writes is worked out the first time it runs
-    // (agents run `python reproduce.py` many times) and kept until the file is saved again.
+    // Scripts saved so far (by a here-doc, or whole by an editing tool), by `script_key`: a
+    // script written in one step and run in a later one changes what it writes. What a script
+    // writes is worked out the first time it runs (agents run `python reproduce.py` many times)
+    // and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
     let mut debug = DebugLines::default();
     let mut ps2_screens: HashMap<u32, bool> = HashMap::new();
@@ -165,15 +172,15 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                     let mut writes = fx.writes;
                     let own_writes = writes.len();
                     for script in &fx.runs {
-                        let key = script.trim_start_matches("./");
-                        if fx.saved.iter().all(|(p, _)| p.trim_start_matches("./") != key)
+                        let key = script_key(script);
+                        if fx.saved.iter().all(|(p, _)| script_key(p) != key)
                             && let Some((body, effects)) = saved.get_mut(key)
                         {
                             writes.extend(effects.get_or_insert_with(|| shell::script_effects(key, body).writes).iter().cloned());
                         }
                     }
                     for (p, body) in &fx.saved {
-                        saved.insert(p.trim_start_matches("./").to_string(), (body.clone(), None));
+                        saved.insert(script_key(p).to_string(), (body.clone(), None));
                     }
                     let own_debug = !fx.pruned_by.is_empty() && {
                         debug.read_to(t, k, p);
@@ -220,12 +227,12 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 // A script an editor wrote whole is a script a later command may run, as one a
                 // here-doc saved; an edit leaves its text unknown, so it is forgotten.
                 for w in &a.writes {
-                    saved.remove(w.trim_start_matches("./"));
+                    saved.remove(script_key(w));
                 }
                 if let ([w], true, false) = (a.writes.as_slice(), a.creates, a.ok == Some(false))
                     && let Some(text) = p.content_arguments.iter().find_map(|k| call.arguments.get(k)?.as_str())
                 {
-                    saved.insert(w.trim_start_matches("./").to_string(), (text.to_string(), None));
+                    saved.insert(script_key(w).to_string(), (text.to_string(), None));
                 }
                 if p.revert_tools.iter().any(|m| m.matches(&call.name, &call.arguments)) {
                     a.reverts.clone_from(&a.writes);

@@ -41,25 +41,24 @@ impl<R> Shared<R> {
     }
 }
 
-/// Runs `work(i)` for every item `i` in `0..costs.len()` on `workers` jobs of the rayon pool
+/// Runs `work(i)` for every item `i` in `0..costs.len()` on `threads` jobs of the rayon pool
 /// (its thread count, as a rule) and hands each result to `take(i, result)` on the calling
 /// thread, in order of `i`. `costs[i]` is item `i`'s input bytes. Stops taking new items at the
 /// first error of `take`, and returns it.
 ///
-/// With one worker, or when called from inside the pool (where waiting would hold a pool
+/// With one thread, or when called from inside the pool (where waiting would hold a pool
 /// thread), the items run in order on the calling thread: the same results, the same order.
 ///
 /// # Errors
 /// The first error `take` returned.
 pub fn map_in_order<R: Send, E>(
-    workers: usize,
+    threads: usize,
     costs: &[u64],
     max_items: usize,
     budget: u64,
     work: &(dyn Fn(usize) -> R + Sync),
     take: &mut dyn FnMut(usize, R) -> Result<(), E>,
 ) -> Result<(), E> {
-    let threads = workers;
     let n = costs.len();
     if threads <= 1 || n <= 1 || rayon::current_thread_index().is_some() {
         for i in 0..n {
@@ -93,6 +92,8 @@ pub fn map_in_order<R: Send, E>(
                 s.bytes = s.bytes.saturating_add(costs[i]);
                 i
             };
+            // Only the calling thread waits for results; workers wait for the window, which a
+            // result does not move, unless the run stops.
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i))) {
                 Ok(r) => {
                     shared.lock().ready.insert(i, r);
@@ -101,10 +102,11 @@ pub fn map_in_order<R: Send, E>(
                     let mut s = shared.lock();
                     s.stop = true;
                     s.panic.get_or_insert(p);
+                    drop(s);
+                    shared.moved.notify_all();
                 }
             }
-            shared.arrived.notify_all();
-            shared.moved.notify_all();
+            shared.arrived.notify_one();
         }
     };
     let mut result = Ok(());
@@ -150,7 +152,7 @@ pub fn map_in_order<R: Send, E>(
 
 #[cfg(test)]
 mod tests {
-    use super::map_in_order as map_with_workers;
+    use super::map_in_order;
 
     fn run(
         threads: usize,
@@ -169,7 +171,7 @@ mod tests {
             seen.push((i, r));
             if Some(i) == fail_at { Err(i) } else { Ok(()) }
         };
-        let r = map_with_workers(threads, costs, max_items, budget, &work, &mut take);
+        let r = map_in_order(threads, costs, max_items, budget, &work, &mut take);
         (seen, r)
     }
 
@@ -215,7 +217,7 @@ mod tests {
             Ok::<(), ()>(())
         };
         let costs = vec![1u64; 100];
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map_with_workers(2, &costs, 8, 100, &work, &mut take)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map_in_order(2, &costs, 8, 100, &work, &mut take)));
         assert!(r.is_err(), "the panic is resumed");
         assert!(taken <= 37, "nothing after the failed item is taken: {taken}");
     }
@@ -237,7 +239,7 @@ mod tests {
             Ok::<(), ()>(())
         };
         let costs = vec![30u64; 64];
-        map_with_workers(4, &costs, 8, 100, &work, &mut take).expect("runs");
+        map_in_order(4, &costs, 8, 100, &work, &mut take).expect("runs");
         assert!(peak.load(Ordering::SeqCst) <= 3, "100 bytes hold three items of 30: {}", peak.load(Ordering::SeqCst));
     }
 }
