@@ -249,6 +249,9 @@ fn damaged_archives_keep_their_good_members() {
     assert_eq!(s.diagnostics[0].kind, InputErrorKind::Corrupt);
     assert!(s.diagnostics[0].path.ends_with("corrupt-member.eval!samples/count-lines_epoch_2.json"));
     assert!(matches!(s.files[0].status, FileStatus::Ingested { trajectories: 2, .. }));
+    // An id counts its member's place among the samples (third here), so a damaged member
+    // before it, which yields no record, does not change it.
+    assert_eq!(ts[1].id, coroner::model::trajectory_id("find-flag", "corrupt-member.eval", 2));
 
     // A header that decompresses past the 64 MiB bound is refused unread; the sample is kept.
     let (ts, s) = ingest(&[&samples("inspect/invalid/oversized-header.eval")]);

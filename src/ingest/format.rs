@@ -138,6 +138,23 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// A container's records, each read on its own (see [`Adapter::records`]).
+pub trait Records: Sync {
+    /// Each record's input bytes in memory while it is read (what the parse window budgets).
+    fn costs(&self) -> Vec<u64>;
+
+    /// Record `i`, on any thread, in any order; `Err` costs that record alone.
+    ///
+    /// # Errors
+    /// When the record cannot be read or parsed.
+    #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+    fn read(&self, i: usize) -> Result<Trajectory, InputError>;
+
+    /// Problems seen only once every record was read (records the container's index lists but
+    /// that it lacks).
+    fn finish(&self) -> Vec<InputError>;
+}
+
 /// One file format.
 pub trait Adapter: Sync + Send {
     /// Stable name, used by `--format` and in provenance.
@@ -179,6 +196,20 @@ pub trait Adapter: Sync + Send {
     /// and a fatal error after some records keeps those records.
     fn streams(&self, _unit: &Unit) -> bool {
         false
+    }
+
+    /// A streaming unit's records as reads that are independent of each other, where the
+    /// container allows it (an archive's members): the pipeline then reads, finalizes and
+    /// classifies each record in one task on whichever thread is free. Emitting records and
+    /// classifying them in a second parallel pass left a thread idle at every group's end.
+    /// `None`: the unit is read by [`Adapter::parse`].
+    ///
+    /// # Errors
+    /// As [`Adapter::parse`], when the container cannot be opened; problems found while opening
+    /// it that do not stop it go to `diagnostics`.
+    #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+    fn records(&self, _unit: &Unit, _diagnostics: &mut Vec<InputError>) -> Option<Result<Box<dyn Records>, InputError>> {
+        None
     }
 
     /// Parses a unit into trajectories.

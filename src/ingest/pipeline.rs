@@ -525,10 +525,60 @@ fn fatal_of(res: ParseResult, adapter: &'static dyn Adapter, unit: &Unit) -> Opt
     }
 }
 
-/// Parses a streaming unit, finalizing and writing each record as the adapter emits it.
 /// Parses a streaming unit: records are finalized as the adapter emits them and mapped in
 /// parallel batches of `batch`, so memory holds one batch and the map still uses every thread.
+/// A unit whose records can be read on their own ([`Adapter::records`]) is read, finalized and
+/// mapped record by record in one ordered window instead.
 fn stream_unit<T: Send>(
+    adapter: &'static dyn Adapter,
+    unit: &Unit,
+    ctx: &Ctx<'_>,
+    batch: usize,
+    map: &(dyn Fn(Trajectory) -> T + Sync),
+    sink: &mut dyn FnMut(T) -> std::io::Result<()>,
+) -> Result<(usize, Vec<InputError>, Option<InputError>), IngestError> {
+    let mut errs = Vec::new();
+    let opened = super::source::hashing(!ctx.unhashed, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adapter.records(unit, &mut errs)))
+    });
+    let records = match opened {
+        Ok(None) => return stream_emitted(adapter, unit, ctx, batch, map, sink),
+        Ok(Some(Ok(r))) => r,
+        Ok(Some(Err(e))) => return Ok((0, errs, Some(e))),
+        Err(p) => return Ok((0, errs, fatal_of(Err(p), adapter, unit))),
+    };
+    let hash = !ctx.unhashed;
+    // A bug in one record's reading costs that record, not the unit.
+    let work = |k: usize| -> Result<T, InputError> {
+        let read = super::source::hashing(hash, || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| records.read(k))));
+        match read {
+            Ok(Ok(t)) => finalize_and_map(t, adapter, unit, k, ctx, map),
+            Ok(Err(e)) => Err(e),
+            Err(p) => Err(internal_error(&unit.primary.display, &format!("record {k} as {}", adapter.name()), p.as_ref())),
+        }
+    };
+    let mut written = 0usize;
+    let mut take = |_k: usize, r: Result<T, InputError>| -> Result<(), IngestError> {
+        match r {
+            Ok(x) => {
+                sink(x).map_err(IngestError::Write)?;
+                written += 1;
+            }
+            Err(e) => errs.push(e),
+        }
+        Ok(())
+    };
+    super::ordered::map_in_order(rayon::current_num_threads(), &records.costs(), batch, IN_FLIGHT_BYTES, &work, &mut take)?;
+    let late = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| records.finish()));
+    match late {
+        Ok(late) => errs.extend(late),
+        Err(p) => errs.push(internal_error(&unit.primary.display, &format!("it as {}", adapter.name()), p.as_ref())),
+    }
+    Ok((written, errs, None))
+}
+
+/// [`stream_unit`] for adapters that emit their records as they parse them.
+fn stream_emitted<T: Send>(
     adapter: &'static dyn Adapter,
     unit: &Unit,
     ctx: &Ctx<'_>,

@@ -1,10 +1,10 @@
-//! The `.eval` adapter: an archive's header (or journal start record), then its sample members
-//! a group at a time, in parallel, emitted in archive order; samples the summaries list but
-//! the archive lacks are reported. The container itself is read by [`super::eval`].
+//! The `.eval` adapter: an archive's header (or journal start record), then its sample members,
+//! each read on its own (in parallel by the pipeline), in archive order; samples the summaries
+//! list but the archive lacks are reported. The container itself is read by [`super::eval`].
 
 use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
 
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use super::eval::{self, EvalArchive, Limits, Member};
 use super::header::{LogContext, RawHeader};
 use super::sample::{SampleSource, sample, text_of};
 use crate::ingest::diag::{InputError, InputErrorKind};
-use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, marker};
+use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Records, Sniff, Unit, file_name, marker};
 use crate::ingest::probe::Probe;
 use crate::ingest::source::{Source, sha256_file};
 use crate::model::{SourceFile, Trajectory};
@@ -38,49 +38,88 @@ fn read_sample(
     })
 }
 
-/// Reads an `.eval` archive with the given bounds, member by member.
+/// Reads an `.eval` archive with the given bounds, member by member, in archive order on the
+/// calling thread (the pipeline reads them in parallel through [`InspectEval`]'s records).
 ///
 /// # Errors
 /// When the file is not a readable ZIP archive; problems with single members are diagnostics.
 #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-pub fn read_eval(unit: &Unit, limits: Limits, adapter: &str, out: &mut Output<'_>) -> Result<(), InputError> {
-    let shown = &unit.primary.display;
-    let mut zip = EvalArchive::open(&unit.primary.path, shown)?;
-    let archive = SourceFile { path: shown.clone(), sha256: sha256_file(&unit.primary.path, shown)?, role: "transcript".into() };
-    let ctx = eval_context(&mut zip, limits, out);
-
-    let samples: Vec<Member> =
-        zip.members().iter().filter(|m| m.name.starts_with(eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
-    // Samples are inflated and parsed a group at a time, each on its own thread with its own
-    // handle on the archive, and emitted in archive order: the work of a large log spreads over
-    // every core while memory holds one group of records.
-    let group = rayon::current_num_threads().max(1) * 8;
-    // Each task hashes as this parse does, on whichever thread runs it.
-    let hash = crate::ingest::source::hashes();
-    for chunk in samples.chunks(group) {
-        let read: Vec<Result<Trajectory, InputError>> = chunk
-            .par_iter()
-            .map_init(
-                || zip.fork(),
-                |z, m| crate::ingest::source::hashing(hash, || read_sample(z, m, &unit.primary.path, limits, &archive, &ctx, adapter)),
-            )
-            .collect();
-        for r in read {
-            match r {
-                Ok(t) => out.emit(t),
-                Err(e) => out.diagnostics.push(e),
-            }
+pub fn read_eval(unit: &Unit, limits: Limits, adapter: &'static str, out: &mut Output<'_>) -> Result<(), InputError> {
+    let records = EvalRecords::open(unit, limits, adapter, &mut out.diagnostics)?;
+    for i in 0..records.samples.len() {
+        match records.read(i) {
+            Ok(t) => out.emit(t),
+            Err(e) => out.diagnostics.push(e),
         }
     }
-    let present: BTreeSet<String> = samples.iter().map(|m| m.name.trim_start_matches(eval::SAMPLES_DIR).to_string()).collect();
-    missing_from_summaries(&mut zip, limits, &present, out);
+    out.diagnostics.extend(records.finish());
     Ok(())
+}
+
+/// An archive's sample members, each inflated and parsed on its own by whichever thread asks,
+/// with a handle on the archive per thread: the work of a large log spreads over every core
+/// while memory holds only the samples in flight.
+struct EvalRecords {
+    path: std::path::PathBuf,
+    limits: Limits,
+    adapter: &'static str,
+    archive: SourceFile,
+    ctx: LogContext,
+    samples: Vec<Member>,
+    /// The archive as opened (forked for each thread, and read for its summaries at the end).
+    zip: Mutex<EvalArchive>,
+    /// Handles not in use, each with the file opened again.
+    spare: Mutex<Vec<EvalArchive>>,
+}
+
+impl EvalRecords {
+    #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+    fn open(unit: &Unit, limits: Limits, adapter: &'static str, diagnostics: &mut Vec<InputError>) -> Result<Self, InputError> {
+        let shown = &unit.primary.display;
+        let mut zip = EvalArchive::open(&unit.primary.path, shown)?;
+        let archive = SourceFile { path: shown.clone(), sha256: sha256_file(&unit.primary.path, shown)?, role: "transcript".into() };
+        let ctx = eval_context(&mut zip, limits, diagnostics);
+        let samples: Vec<Member> =
+            zip.members().iter().filter(|m| m.name.starts_with(eval::SAMPLES_DIR) && m.name.ends_with(".json")).cloned().collect();
+        Ok(Self {
+            path: unit.primary.path.clone(),
+            limits,
+            adapter,
+            archive,
+            ctx,
+            samples,
+            zip: Mutex::new(zip),
+            spare: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Records for EvalRecords {
+    /// A sample holds its inflated bytes while it is parsed: the size the archive declares,
+    /// bounded as the read is.
+    fn costs(&self) -> Vec<u64> {
+        self.samples.iter().map(|m| m.size.min(self.limits.member).max(m.compressed)).collect()
+    }
+
+    fn read(&self, i: usize) -> Result<Trajectory, InputError> {
+        let taken = self.spare.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let mut z = taken.unwrap_or_else(|| self.zip.lock().unwrap_or_else(PoisonError::into_inner).fork());
+        let r = read_sample(&mut z, &self.samples[i], &self.path, self.limits, &self.archive, &self.ctx, self.adapter);
+        self.spare.lock().unwrap_or_else(PoisonError::into_inner).push(z);
+        r
+    }
+
+    fn finish(&self) -> Vec<InputError> {
+        let present: BTreeSet<String> = self.samples.iter().map(|m| m.name.trim_start_matches(eval::SAMPLES_DIR).to_string()).collect();
+        let mut zip = self.zip.lock().unwrap_or_else(PoisonError::into_inner);
+        missing_from_summaries(&mut zip, self.limits, &present).into_iter().collect()
+    }
 }
 
 /// The header, else the journal's start record (a run in progress or killed), else nothing:
 /// the samples are complete records on their own, so they are still read, each with a note,
 /// and the missing header is reported once.
-fn eval_context(zip: &mut EvalArchive, limits: Limits, out: &mut Output<'_>) -> LogContext {
+fn eval_context(zip: &mut EvalArchive, limits: Limits, diagnostics: &mut Vec<InputError>) -> LogContext {
     for (name, note) in [
         (eval::HEADER_JSON, None),
         (
@@ -94,7 +133,7 @@ fn eval_context(zip: &mut EvalArchive, limits: Limits, out: &mut Output<'_>) -> 
         let bytes = match zip.read(&m, limits.header) {
             Ok(b) => b,
             Err(e) => {
-                out.diagnostics.push(e);
+                diagnostics.push(e);
                 continue;
             }
         };
@@ -105,12 +144,12 @@ fn eval_context(zip: &mut EvalArchive, limits: Limits, out: &mut Output<'_>) -> 
                 ctx.notes.extend(note.map(ToString::to_string));
                 return ctx;
             }
-            Err(e) => out.diagnostics.push(InputError::from_json(&src.display, &src.bytes, "Inspect log header", &e)),
+            Err(e) => diagnostics.push(InputError::from_json(&src.display, &src.bytes, "Inspect log header", &e)),
         }
     }
     let has_header = zip.find(eval::HEADER_JSON).is_some() || zip.find(eval::START_JSON).is_some();
     if !has_header {
-        out.diagnostics.push(
+        diagnostics.push(
             InputError::new(InputErrorKind::Schema, zip.display(), "find header.json or _journal/start.json in the .eval archive")
                 .with_help("without the header the task name and the model are unknown; the samples were still read (model from their usage), each with a note"),
         );
@@ -130,7 +169,7 @@ struct RawSummary {
 /// Samples that `summaries.json` (or the journal's summaries) lists but that have no member
 /// at all: reported once, so a lost sample is never silent. (A member that is present but
 /// unreadable already has its own diagnostic.)
-fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTreeSet<String>, out: &mut Output<'_>) {
+fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTreeSet<String>) -> Option<InputError> {
     let names: Vec<Member> = match zip.find(eval::SUMMARIES_JSON) {
         Some(m) => vec![m.clone()],
         None => zip.members().iter().filter(|m| m.name.starts_with(eval::JOURNAL_SUMMARIES)).cloned().collect(),
@@ -143,17 +182,17 @@ fn missing_from_summaries(zip: &mut EvalArchive, limits: Limits, present: &BTree
     }
     let missing: Vec<&String> = listed.iter().filter(|n| !present.contains(*n)).collect();
     if missing.is_empty() {
-        return;
+        return None;
     }
     let shown: Vec<&str> = missing.iter().take(10).map(|s| s.as_str()).collect();
-    out.diagnostics.push(
+    Some(
         InputError::new(
             InputErrorKind::Corrupt,
             zip.member_display(eval::SUMMARIES_JSON).as_str(),
             format!("find {} sample(s) the summaries list: {}", missing.len(), shown.join(", ")),
         )
         .with_help("these samples are listed as finished but the archive has no member for them (it was cut or rewritten)"),
-    );
+    )
 }
 
 /// Inspect `.eval` logs (ZIP).
@@ -193,6 +232,10 @@ impl Adapter for InspectEval {
     /// An `.eval` holds any number of samples: records go out one at a time.
     fn streams(&self, _unit: &Unit) -> bool {
         true
+    }
+
+    fn records(&self, unit: &Unit, diagnostics: &mut Vec<InputError>) -> Option<Result<Box<dyn Records>, InputError>> {
+        Some(EvalRecords::open(unit, Limits::DEFAULT, self.name(), diagnostics).map(|r| Box::new(r) as Box<dyn Records>))
     }
 
     fn parse(&self, unit: &Unit, _ctx: &Ctx<'_>, out: &mut Output<'_>) -> Result<(), InputError> {
