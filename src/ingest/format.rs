@@ -207,7 +207,6 @@ pub trait Adapter: Sync + Send {
     /// # Errors
     /// As [`Adapter::parse`], when the container cannot be opened; problems found while opening
     /// it that do not stop it go to `diagnostics`.
-    #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
     fn records(&self, _unit: &Unit, _diagnostics: &mut Vec<InputError>) -> Option<Result<Box<dyn Records>, InputError>> {
         None
     }
