@@ -214,6 +214,25 @@ fn terminal_bench_openhands_rate_limited_until_the_clock_is_infrastructure_not_a
     assert_eq!(e.detail.as_deref(), Some("terminal_capture.log"));
 }
 
+/// Terminal-Bench 1's clock fired (`agent_timeout`) while OpenHands went on, and OpenHands then
+/// finished on its own: the runner waits for the agent's thread, and tested what the agent left
+/// (five of ten leaderboard trials drawn at stop 38). The agent ended its run, not the clock.
+#[test]
+fn terminal_bench_openhands_that_finished_after_the_clock_fired_ended_itself() {
+    let (t, v) = one(OPENHANDS, "recover-pin");
+    assert!(t.signals.statuses.iter().any(|s| s.field == "failure_mode" && s.text == "agent_timeout"));
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert_eq!(t.termination.rule.as_deref(), Some("openhands-finished-state"));
+    assert_eq!(t.termination.budget, None);
+    assert!(t.termination.detail.as_deref().unwrap().contains("clock fired (agent_timeout)"), "{:?}", t.termination.detail);
+
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.classes, ["worked_then_wrong"]);
+    assert!(!v.classes.iter().any(|c| c == "budget_exhausted"));
+    let e = evidence(&v, "worked-ended-unseen");
+    assert_eq!(e.excerpt, "test_pin_matches", "the failed test is what can be seen of the work");
+}
+
 /// The verifier's own test file fails at collection (the leaderboard's build-linux-kernel-qemu
 /// trials): no agent could pass, so the failure is the benchmark's.
 #[test]

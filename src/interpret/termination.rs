@@ -7,7 +7,7 @@
 //! kept failing until the clock fired ended the run, not the clock.
 
 use super::{Report, clip, first_line, hooks};
-use crate::model::{Budget, Role, Signal, Termination, TerminationKind, Trajectory};
+use crate::model::{Budget, Enforcer, Role, Signal, Termination, TerminationKind, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::{Entry, Hit, Meaning, Table};
 
@@ -60,7 +60,13 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     let last_log = logs.iter().rev().find(|c| !c.meaning.is_weak());
     let log_cause = last_log.filter(|c| !normal_end(c.meaning));
     let says_something = |c: &&Candidate<'_>| c.meaning.kind != TerminationKind::Unknown;
+    // A runner's clock that fired while the agent went on, and the agent's own log then ending
+    // normally: the runner waited for the agent (Terminal-Bench 1 does, for minutes), so the
+    // agent ended its run itself, as an exit status of its own would say (`terminal_capture`).
+    // The clock stays in the detail.
+    let own_end = last_log.filter(|c| normal_end(c.meaning)).filter(|_| status.as_ref().is_some_and(runner_clock));
     let chosen = match &status {
+        Some(_) if own_end.is_some() => own_end,
         Some(s) if !s.meaning.is_weak() => Some(s),
         _ => strong_error
             .or(log_cause)
@@ -72,6 +78,12 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     let mut term = match chosen {
         Some(c) => {
             let mut term = from_candidate(c);
+            if let (Some(_), Some(s)) = (own_end, &status) {
+                term.detail = Some(format!(
+                    "the runner's clock fired ({}) while the agent went on; the agent then ended on its own, and the runner waited for it",
+                    first_line(&s.signal.text, DETAIL)
+                ));
+            }
             // A status says what ended the run; the error beside it, what went wrong.
             if term.detail.is_none()
                 && std::ptr::eq(c.signal, status.as_ref().map_or(std::ptr::null(), |s| s.signal))
@@ -110,6 +122,14 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     fill_amounts(t, &mut term);
     stalled_past_clock(t, &mut term);
     t.termination = term;
+}
+
+/// A wall clock the benchmark keeps around the agent, as opposed to a limit the harness or the
+/// agent enforces on itself.
+fn runner_clock(c: &Candidate<'_>) -> bool {
+    c.meaning.kind == TerminationKind::Budget
+        && c.meaning.budget == Some(Budget::WallTime)
+        && c.entry.and_then(|e| e.by).or_else(|| c.meaning.default_enforcer()) == Some(Enforcer::Benchmark)
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness
