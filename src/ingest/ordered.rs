@@ -41,6 +41,18 @@ impl<R> Shared<R> {
     }
 }
 
+/// Stops the workers when the calling thread unwinds (a panic of `take`).
+struct StopOnUnwind<'a, R>(&'a Shared<R>);
+
+impl<R> Drop for StopOnUnwind<'_, R> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().stop = true;
+            self.0.moved.notify_all();
+        }
+    }
+}
+
 /// Runs `work(i)` for every item `i` in `0..costs.len()` on `threads` jobs of the rayon pool
 /// (its thread count, as a rule) and hands each result to `take(i, result)` on the calling
 /// thread, in order of `i`. `costs[i]` is item `i`'s input bytes. Stops taking new items at the
@@ -114,6 +126,9 @@ pub fn map_in_order<R: Send, E>(
         for _ in 0..threads {
             scope.spawn(|_| worker());
         }
+        // A panic of `take` leaves this loop; the scope then waits for the workers, which would
+        // wait forever for window space it no longer frees. The guard stops them first.
+        let _stop = StopOnUnwind(&shared);
         for (i, cost) in costs.iter().enumerate() {
             let r = {
                 let mut s = shared.lock();
@@ -153,6 +168,28 @@ pub fn map_in_order<R: Send, E>(
 #[cfg(test)]
 mod tests {
     use super::map_in_order;
+
+    /// A panic of `take` on the calling thread reaches the caller instead of leaving the workers
+    /// waiting for a window that no longer moves (run on its own thread, so a hang fails the test
+    /// rather than the suite).
+    #[test]
+    fn a_panic_of_take_reaches_the_caller_and_stops_the_workers() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // Called from outside the pool, as the pipeline calls it, so the items run on it.
+            let costs = vec![1u64; 64];
+            let caught = std::panic::catch_unwind(|| {
+                let mut take = |i: usize, _: usize| -> Result<(), ()> {
+                    assert!(i < 3, "take fails at item {i}");
+                    Ok(())
+                };
+                map_in_order(2, &costs, 4, u64::MAX, &|i| i, &mut take)
+            });
+            let _ = tx.send(caught.is_err());
+        });
+        let panicked = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("map_in_order hung after take panicked");
+        assert!(panicked, "the panic of take reaches the caller");
+    }
 
     fn run(
         threads: usize,

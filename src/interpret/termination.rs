@@ -7,7 +7,7 @@
 //! kept failing until the clock fired ended the run, not the clock.
 
 use super::{Report, clip, first_line, hooks};
-use crate::model::{Budget, Enforcer, Role, Signal, Termination, TerminationKind, Trajectory};
+use crate::model::{Budget, Role, Signal, Termination, TerminationKind, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::{Entry, Hit, Meaning, Table};
 
@@ -64,9 +64,11 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     // normally: the runner waited for the agent (Terminal-Bench 1 does, for minutes), so the
     // agent ended its run itself, as an exit status of its own would say (`terminal_capture`).
     // The clock stays in the detail.
-    let own_end = last_log.filter(|c| normal_end(c.meaning)).filter(|_| status.as_ref().is_some_and(runner_clock));
+    let own_end = last_log
+        .filter(|c| normal_end(c.meaning) && c.signal.field != crate::model::AFTER_AGENT)
+        .filter(|_| status.as_ref().is_some_and(runner_waited));
     let chosen = match &status {
-        Some(_) if own_end.is_some() => own_end,
+        Some(_) if own_end.is_some() && strong_error.is_none() => own_end,
         Some(s) if !s.meaning.is_weak() => Some(s),
         _ => strong_error
             .or(log_cause)
@@ -124,12 +126,10 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     t.termination = term;
 }
 
-/// A wall clock the benchmark keeps around the agent, as opposed to a limit the harness or the
-/// agent enforces on itself.
-fn runner_clock(c: &Candidate<'_>) -> bool {
-    c.meaning.kind == TerminationKind::Budget
-        && c.meaning.budget == Some(Budget::WallTime)
-        && c.entry.and_then(|e| e.by).or_else(|| c.meaning.default_enforcer()) == Some(Enforcer::Benchmark)
+/// A runner's wall clock after which the runner waited for the agent (the profile's `waits`),
+/// as opposed to one that cancels it (Harbor's) or a limit the agent keeps itself.
+fn runner_waited(c: &Candidate<'_>) -> bool {
+    c.entry.is_some_and(|e| e.waits)
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness

@@ -8,6 +8,6 @@ mod verdict;
 
 pub use ids::trajectory_id;
 pub use pairing::{pair_results, unanswered_calls};
-pub use signals::{Amounts, Signal, Signals};
+pub use signals::{AFTER_AGENT, Amounts, Signal, Signals};
 pub use trajectory::*;
 pub use verdict::*;

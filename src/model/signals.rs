@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::trajectory::SourceSpan;
 
+/// The field of a log line the agent's capture recorded after the runner had taken the agent back
+/// (its time is past the end of the agent phase): it cannot say how that phase ended.
+pub const AFTER_AGENT: &str = "terminal_capture.after_agent";
+
 /// Everything an adapter read about how the run ended, uninterpreted.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Signals {

@@ -15,6 +15,9 @@
 //! hook = "limits-reached"      # optional: a named Rust hook settles what data cannot
 //! detail = "..."                # optional: said in the termination's detail
 //! gave_up = true                # optional: the status says the agent itself gave up
+//! waits = true                  # optional, with budget:wall_time: the runner's clock fired but
+//!                               # the runner waited for the agent, so an end of the agent's own
+//!                               # in its log (before the phase ended) is what ended the run
 //! ```
 //!
 //! A pattern's named groups `consumed` and `limit` give the amounts, and an `[[unknown_tool]]`
@@ -53,6 +56,8 @@ pub struct RawEntry {
     pub detail: Option<String>,
     #[serde(default)]
     pub gave_up: bool,
+    #[serde(default)]
+    pub waits: Option<Spanned<bool>>,
     #[serde(default)]
     pub errors_only: bool,
     #[serde(default)]
@@ -165,6 +170,9 @@ pub struct Entry {
     pub hook: Option<String>,
     pub detail: Option<String>,
     pub gave_up: bool,
+    /// A wall clock after which the runner waited for the agent (Terminal-Bench 1): the clock
+    /// fired, but the agent's own end in its log, logged before the phase ended, ended the run.
+    pub waits: bool,
     /// `[[unknown_tool]]`: reads only results the format marked as errors (for phrases that
     /// ordinary tool output can contain).
     pub errors_only: bool,
@@ -322,6 +330,15 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
                 err(b.span(), format!("`{}` is not an enforcer", b.get_ref()), "use harness, benchmark, provider or caller")
             })?),
         };
+    if let Some(w) = &r.waits
+        && (table != Table::Status || means != Some(Meaning { kind: TerminationKind::Budget, budget: Some(Budget::WallTime) }))
+    {
+        return Err(err(
+            w.span(),
+            "`waits` belongs to a [[status]] that means budget:wall_time".to_string(),
+            "only a runner's wall clock can have waited for the agent",
+        ));
+    }
     if let Some(f) = &r.in_call_results
         && table != Table::FormatError
     {
@@ -347,6 +364,7 @@ fn compile_entry(file: &str, text: &str, table: Table, r: &RawEntry) -> Result<E
         hook: r.hook.as_ref().map(|h| h.get_ref().clone()),
         detail: r.detail.clone(),
         gave_up: r.gave_up,
+        waits: r.waits.as_ref().is_some_and(|w| *w.get_ref()),
         errors_only: r.errors_only,
         in_call_results: r.in_call_results.as_ref().is_some_and(|f| *f.get_ref()),
     })

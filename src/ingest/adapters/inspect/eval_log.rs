@@ -105,7 +105,11 @@ impl Records for EvalRecords {
         let taken = self.spare.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let mut z = taken.unwrap_or_else(|| self.zip.lock().unwrap_or_else(PoisonError::into_inner).fork());
         let r = read_sample(&mut z, &self.samples[i], &self.path, self.limits, &self.archive, &self.ctx, self.adapter);
-        self.spare.lock().unwrap_or_else(PoisonError::into_inner).push(z);
+        // A handle that failed (a reopen that did not take, a damaged stream) is not handed to
+        // the next sample, whichever thread reads it: that sample opens its own.
+        if r.is_ok() {
+            self.spare.lock().unwrap_or_else(PoisonError::into_inner).push(z);
+        }
         r
     }
 

@@ -154,6 +154,33 @@ fn record(trial: &RawTrial, shown: &str, files: Vec<SourceFile>, meta: Option<&R
     t
 }
 
+/// Marks the capture's log lines stamped (`HH:MM:SS` first, as OpenHands and LiteLLM log, in the
+/// container's UTC) later than the agent phase's end: the runner had stopped waiting for the agent
+/// by then, so what they say did not end the phase. A line within two seconds is the agent's exit
+/// racing the runner's clock, and is kept; the times carry no date, so only a line up to six hours
+/// after the end counts as after it.
+fn mark_after_agent(t: &mut Trajectory, agent_ended_at: Option<&str>) {
+    const SLACK: i64 = 2;
+    const DAY: i64 = 86_400;
+    let Some(end) = agent_ended_at.and_then(crate::util::parse_time) else { return };
+    let end = end.as_second().rem_euclid(DAY);
+    let stamp = |text: &str| -> Option<i64> {
+        let b = text.as_bytes();
+        let d = |i: usize| b.get(i).filter(|c| c.is_ascii_digit()).map(|c| i64::from(c - b'0'));
+        if b.get(2) != Some(&b':') || b.get(5) != Some(&b':') {
+            return None;
+        }
+        Some((d(0)? * 10 + d(1)?) * 3600 + (d(3)? * 10 + d(4)?) * 60 + d(6)? * 10 + d(7)?)
+    };
+    for s in t.signals.log_lines.iter_mut().filter(|s| s.field == super::terminal_capture::LOG) {
+        if let Some(at) = stamp(&s.text)
+            && (SLACK + 1..6 * 3600).contains(&(at - end).rem_euclid(DAY))
+        {
+            crate::model::AFTER_AGENT.clone_into(&mut s.field);
+        }
+    }
+}
+
 /// The trial's directory and the run directory above it (`<run>/<task>/<trial>/` or
 /// `<run>/<trial>/`), recognized by the run's own files.
 fn run_dir(trial_file: &Path, files: &FileSet) -> Option<PathBuf> {
@@ -286,6 +313,7 @@ impl Adapter for TerminalBenchTrial {
                         t.harness = agent.to_string();
                     }
                     crate::ingest::adapters::terminal::terminal_capture::apply(&mut t, cap);
+                    mark_after_agent(&mut t, trial.agent_ended_at.as_deref());
                 }
                 Err(e) => t.notes.push(format!("the terminal capture could not be read: {e}")),
             }
@@ -471,6 +499,31 @@ impl Adapter for TerminalBenchCapture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines stamped after the agent phase's end move to `AFTER_AGENT`; the agent's exit racing the
+    /// clock (within two seconds), lines before it, unstamped lines and other fields stay.
+    #[test]
+    fn capture_lines_logged_after_the_agent_phase_are_marked() {
+        let mut t = Trajectory::new(String::from("t"), "openhands", "terminal-bench", 1, Vec::new());
+        let log = super::super::terminal_capture::LOG;
+        for (field, text) in [
+            (log, "22:01:49 - openhands:INFO: action"),
+            (log, "22:02:04 - openhands:INFO: to AgentState.FINISHED"),
+            (log, "22:02:09 - openhands:INFO: to AgentState.FINISHED"),
+            (log, "exit"),
+            (super::super::terminal_capture::STARTUP, "22:09:00 - openhands:INFO: started"),
+        ] {
+            t.signals.log_line(field, text);
+        }
+        mark_after_agent(&mut t, Some("2025-07-13T22:02:03.240000+00:00"));
+        let fields: Vec<&str> = t.signals.log_lines.iter().map(|s| s.field.as_str()).collect();
+        assert_eq!(fields, [log, log, crate::model::AFTER_AGENT, log, super::super::terminal_capture::STARTUP]);
+        // Across midnight: 00:00:30 is after an end at 23:59:50.
+        let mut t = Trajectory::new(String::from("t"), "openhands", "terminal-bench", 1, Vec::new());
+        t.signals.log_line(log, "00:00:30 - openhands:INFO: to AgentState.FINISHED");
+        mark_after_agent(&mut t, Some("2025-07-13T23:59:50+00:00"));
+        assert_eq!(t.signals.log_lines[0].field, crate::model::AFTER_AGENT);
+    }
 
     #[test]
     fn trial_names_give_the_attempt_and_the_run() {
