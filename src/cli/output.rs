@@ -65,6 +65,23 @@ pub fn json_stdout() -> JsonStdout {
 
 impl Write for JsonStdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Nearly every write starts on a character boundary: it is checked where it lies, and
+        // only an incomplete character at its end is kept for the next one.
+        if self.pending.is_empty() {
+            let valid = match std::str::from_utf8(buf) {
+                Ok(s) => s.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                // Not UTF-8 (serde_json never writes that): passed on as it is.
+                Err(_) => buf.len(),
+            };
+            let (head, rest) = buf.split_at(valid);
+            match std::str::from_utf8(head) {
+                Ok(s) => self.out.write_all(crate::report::sanitize::json(s).as_bytes())?,
+                Err(_) => self.out.write_all(head)?,
+            }
+            self.pending.extend_from_slice(rest);
+            return Ok(buf.len());
+        }
         self.pending.extend_from_slice(buf);
         let (valid, rest) = match std::str::from_utf8(&self.pending) {
             Ok(s) => (s.len(), false),
