@@ -3,7 +3,7 @@
 so that load from other users falls on both alike. Reports the fastest wall and CPU time of
 each.
 
-Usage: ab.py [--runs N] [--threads T] [--cmd classify|ingest] [--arg=X]... BIN... -- PATH...
+Usage: ab.py [--runs N] [--threads T] [--cmd classify|ingest] [--stdout] [--arg=X]... BIN... -- PATH...
 e.g.   bench/ab.py target/bench-bin/coroner-0-base target/release/coroner -- target/bench-corpus/harbor
 """
 
@@ -15,11 +15,13 @@ import sys
 import time
 
 
-def run(binary, cmd, args, paths, threads):
+def run(binary, cmd, args, paths, threads, stdout=False):
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([binary, cmd, "-q", *paths, "-o", "/dev/null", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # --stdout: records go to stdout (to /dev/null), the path `coroner ingest RUN > out.jsonl` takes.
+    out = [] if stdout else ["-o", "/dev/null"]
+    p = subprocess.run([binary, cmd, "-q", *paths, *out, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode not in (0, 3):
@@ -38,6 +40,7 @@ def main():
     ap.add_argument("--cmd", default="classify")
     ap.add_argument("--arg", action="append", default=[])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--stdout", action="store_true", help="write records to stdout instead of -o /dev/null")
     ap.add_argument("bins", nargs="+")
     a = ap.parse_args(argv[:cut])
     paths = argv[cut + 1 :]
@@ -50,7 +53,7 @@ def main():
     res = {b: [] for b in a.bins}
     for _ in range(a.runs):
         for b in a.bins:
-            res[b].append(run(b, a.cmd, a.arg, paths, a.threads))
+            res[b].append(run(b, a.cmd, a.arg, paths, a.threads, a.stdout))
     base = None
     for b in a.bins:
         wall = min(w for w, _ in res[b])
