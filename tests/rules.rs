@@ -178,6 +178,24 @@ fn runner_entries_and_unknown_names() {
     assert!(r.stdout.is_empty());
 }
 
+/// `waits` is shown by `rules explain`, and refused on anything but a status meaning a wall clock.
+#[test]
+fn waits_is_explained_and_only_a_wall_clock_status_may_say_it() {
+    let out = ok(&["rules", "explain", "tb-agent-timeout"]);
+    assert!(out.contains("waits     the runner waited for the agent"), "{out}");
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("harnesses")).unwrap();
+    std::fs::write(
+        dir.path().join("harnesses/bad.toml"),
+        "name = \"bad\"\n\n[[status]]\nid = \"bad-steps\"\nvalue = \"x\"\nmeans = \"budget:steps\"\nwaits = true\n",
+    )
+    .unwrap();
+    let r = coroner(&["rules", "--rules", dir.path().to_str().unwrap(), "list"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("`waits` belongs to a [[status]] that means budget:wall_time"), "{err}");
+}
+
 /// A rules file that does not load stops every command with its diagnostic, printed once.
 #[test]
 fn a_bad_rules_directory_is_one_diagnostic() {

@@ -287,6 +287,9 @@ fn entry_lines(e: &Entry) -> Vec<String> {
     if e.gave_up {
         lines.push("gave up   the agent finished without completing the task".into());
     }
+    if e.waits {
+        lines.push("waits     the runner waited for the agent: its own end, logged before the phase ended, ends the run".into());
+    }
     if e.errors_only {
         lines.push("reads     only results the format marked as errors".into());
     }
