@@ -248,6 +248,19 @@ fn terminal_bench_verifier_that_cannot_collect_its_tests_is_infrastructure() {
     assert!(e.detail.as_deref().unwrap().contains("could not collect its own tests (../tests/test_outputs.py)"), "{:?}", e.detail);
 }
 
+/// A server configured and then checked as an operator checks it: `nginx -t`, then a request to
+/// the page on localhost (a real mini-swe-agent trial on Terminal-Bench did this). Those are
+/// checks of what it wrote, so the run is not unverified; the evidence names the last one.
+#[test]
+fn harbor_server_checked_with_its_config_test_and_a_local_request_is_verified() {
+    let (_, v) = one("harbor-keystrokes", "web-logging");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert_eq!(v.flags, ["false_done"]);
+    assert!(!has_rule(&v, "flag-unverified"));
+    let e = evidence(&v, "worked-progress-then-failed");
+    assert!(e.detail.as_deref().unwrap().contains("last check: curl localhost"), "{:?}", e.detail);
+}
+
 /// terminus-2's only edit ended in a literal `\n` instead of a newline (real trials in public
 /// Harbor jobs): the shell wrote `cli.pyn`, the stub stayed, and the agent marked the task
 /// complete. Work never written to the workspace is an empty submission (DESIGN.md).

@@ -843,10 +843,30 @@ fn words_effects(name: String, raw_name: String, args: Vec<String>, fx: &mut She
         "bundle" | "rake" if positional.iter().any(|t| t.as_str() == "rspec" || t.as_str() == "test" || t.as_str() == "spec") => {
             fx.verification = Some(format!("{name} test"));
         }
+        // A server's own test of the configuration the agent wrote.
+        "nginx" | "sshd" if has("-t") || has("-T") => fx.verification = Some(format!("{name} -t")),
+        "apachectl" | "apache2ctl" | "httpd" if has("-t") || positional.iter().any(|a| a.as_str() == "configtest") => {
+            fx.verification = Some(format!("{name} configtest"));
+        }
+        "haproxy" | "visudo" if has("-c") => fx.verification = Some(format!("{name} -c")),
+        "named-checkconf" | "named-checkzone" => fx.verification = Some(name.clone()),
+        // A request to a service on this machine: the agent exercising what it set up.
+        "curl" | "wget" | "http" | "https" if positional.iter().any(|a| local_url(a)) => {
+            fx.verification = Some(format!("{name} localhost"))
+        }
         n if TEST_RUNNERS.contains(&n) => fx.verification = Some(n.to_string()),
         n if is_test_script(n) && raw_name.contains('/') => fx.verification = Some(raw_name.clone()),
         _ => {}
     }
+}
+
+/// A URL (or bare host:port) of this machine: `http://localhost:8080/`, `127.0.0.1:5000/api`.
+fn local_url(a: &str) -> bool {
+    let rest = a.split_once("://").map_or(a, |(_, r)| r);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = if host.starts_with('[') { host.split(']').next().map_or(host, |h| &h[1..]) } else { host.split(':').next().unwrap_or("") };
+    matches!(host, "localhost" | "127.0.0.1" | "0.0.0.0" | "::1")
 }
 
 fn python_effects(args: &[String], fx: &mut ShellEffects, walk: &mut Walk<'_>) {
@@ -1315,7 +1335,30 @@ fn is_test_script(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{analyse, analyse_in, may_name_a_writer, python_writes};
+    use super::{analyse, analyse_in, local_url, may_name_a_writer, python_writes};
+
+    /// A server's configuration test and a request to this machine are checks; a remote fetch
+    /// is not.
+    #[test]
+    fn configuration_tests_and_local_requests_are_checks() {
+        for cmd in [
+            "nginx -t",
+            "sshd -t",
+            "apachectl configtest",
+            "haproxy -c -f /etc/haproxy/haproxy.cfg",
+            "visudo -c",
+            "curl -s http://localhost:8080/",
+            "curl -I 127.0.0.1:5000/health",
+            "wget -qO- http://[::1]:9000/x",
+            "curl -u a:b http://user@localhost/",
+        ] {
+            assert!(analyse(cmd).verification.is_some(), "{cmd}");
+        }
+        for cmd in ["nginx", "curl -s https://example.com/a", "curl -o out.html http://localhost.example.com/", "wget http://10.0.0.5/x"] {
+            assert!(analyse(cmd).verification.is_none(), "{cmd}");
+        }
+        assert!(local_url("localhost:8080") && !local_url("http://localhostx/"));
+    }
 
     #[test]
     fn the_prefilter_lets_through_every_call_python_writes_reads() {
