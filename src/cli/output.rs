@@ -68,36 +68,12 @@ impl Write for JsonStdout {
         // Nearly every write starts on a character boundary: it is checked where it lies, and
         // only an incomplete character at its end is kept for the next one.
         if self.pending.is_empty() {
-            let valid = match std::str::from_utf8(buf) {
-                Ok(s) => s.len(),
-                Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                // Not UTF-8 (serde_json never writes that): passed on as it is.
-                Err(_) => buf.len(),
-            };
-            let (head, rest) = buf.split_at(valid);
-            match std::str::from_utf8(head) {
-                Ok(s) => self.out.write_all(crate::report::sanitize::json(s).as_bytes())?,
-                Err(_) => self.out.write_all(head)?,
-            }
-            self.pending.extend_from_slice(rest);
-            return Ok(buf.len());
-        }
-        self.pending.extend_from_slice(buf);
-        let (valid, rest) = match std::str::from_utf8(&self.pending) {
-            Ok(s) => (s.len(), false),
-            Err(e) if e.error_len().is_none() => (e.valid_up_to(), true),
-            // Not UTF-8 (serde_json never writes that): passed on as it is.
-            Err(_) => (self.pending.len(), false),
-        };
-        let head = &self.pending[..valid];
-        match std::str::from_utf8(head) {
-            Ok(s) => self.out.write_all(crate::report::sanitize::json(s).as_bytes())?,
-            Err(_) => self.out.write_all(head)?,
-        }
-        if rest {
-            self.pending.drain(..valid);
+            let used = write_complete(&mut self.out, buf)?;
+            self.pending.extend_from_slice(&buf[used..]);
         } else {
-            self.pending.clear();
+            self.pending.extend_from_slice(buf);
+            let used = write_complete(&mut self.out, &self.pending)?;
+            self.pending.drain(..used);
         }
         Ok(buf.len())
     }
@@ -109,6 +85,22 @@ impl Write for JsonStdout {
         }
         self.out.flush()
     }
+}
+
+/// Writes the complete characters of `bytes`, made safe by [`crate::report::sanitize::json`],
+/// and returns how many bytes that was: all but an incomplete character at the end. Bytes that
+/// are not UTF-8 (serde_json never writes them) are passed on as they are.
+fn write_complete(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<usize> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+        Err(_) => {
+            out.write_all(bytes)?;
+            return Ok(bytes.len());
+        }
+    };
+    out.write_all(crate::report::sanitize::json(text).as_bytes())?;
+    Ok(text.len())
 }
 
 /// A value as pretty JSON for stdout, with a newline, made terminal-safe by
@@ -129,5 +121,24 @@ pub fn print_stdout(text: &str) -> std::io::Result<()> {
     match out.write_all(crate::report::sanitize::emit(text).as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_complete;
+
+    /// A character cut by the end of a write waits; controls go out escaped; bytes that are not
+    /// UTF-8 go out as they are.
+    #[test]
+    fn only_complete_characters_are_written_and_they_are_made_safe() {
+        let mut out = Vec::new();
+        let bytes = "{\"t\":\"a\u{9b}b\u{e9}\"}".as_bytes();
+        let cut = bytes.len() - 3; // inside the two bytes of é
+        assert_eq!(write_complete(&mut out, &bytes[..cut]).unwrap(), cut - 1);
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), "{\"t\":\"a\\u009bb");
+        out.clear();
+        assert_eq!(write_complete(&mut out, b"\xff\xfe").unwrap(), 2);
+        assert_eq!(out, b"\xff\xfe");
     }
 }

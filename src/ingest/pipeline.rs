@@ -569,10 +569,9 @@ fn stream_unit<T: Send>(
         Ok(())
     };
     super::ordered::map_in_order(rayon::current_num_threads(), &records.costs(), batch, IN_FLIGHT_BYTES, &work, &mut take)?;
-    let late = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| records.finish()));
-    match late {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| records.finish())) {
         Ok(late) => errs.extend(late),
-        Err(p) => errs.push(internal_error(&unit.primary.display, &format!("it as {}", adapter.name()), p.as_ref())),
+        Err(p) => errs.extend(fatal_of(Err(p), adapter, unit)),
     }
     Ok((written, errs, None))
 }

@@ -61,14 +61,15 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     let log_cause = last_log.filter(|c| !normal_end(c.meaning));
     let says_something = |c: &&Candidate<'_>| c.meaning.kind != TerminationKind::Unknown;
     // A runner's clock that fired while the agent went on, and the agent's own log then ending
-    // normally: the runner waited for the agent (Terminal-Bench 1 does, for minutes), so the
-    // agent ended its run itself, as an exit status of its own would say (`terminal_capture`).
-    // The clock stays in the detail.
+    // normally: the runner waited for the agent (the entry's `waits`: Terminal-Bench 1 does, for
+    // minutes; Harbor's clock cancels it), so the agent ended its run itself, as an exit status
+    // of its own would say (`terminal_capture`). Not past an error that ended the run. The clock
+    // stays in the detail.
     let own_end = last_log
         .filter(|c| normal_end(c.meaning) && c.signal.field != crate::model::AFTER_AGENT)
-        .filter(|_| status.as_ref().is_some_and(runner_waited));
+        .filter(|_| strong_error.is_none() && status.as_ref().is_some_and(|s| s.entry.is_some_and(|e| e.waits)));
     let chosen = match &status {
-        Some(_) if own_end.is_some() && strong_error.is_none() => own_end,
+        Some(_) if own_end.is_some() => own_end,
         Some(s) if !s.meaning.is_weak() => Some(s),
         _ => strong_error
             .or(log_cause)
@@ -124,12 +125,6 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     fill_amounts(t, &mut term);
     stalled_past_clock(t, &mut term);
     t.termination = term;
-}
-
-/// A runner's wall clock after which the runner waited for the agent (the profile's `waits`),
-/// as opposed to one that cancels it (Harbor's) or a limit the agent keeps itself.
-fn runner_waited(c: &Candidate<'_>) -> bool {
-    c.entry.is_some_and(|e| e.waits)
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness

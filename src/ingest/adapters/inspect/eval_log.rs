@@ -17,27 +17,6 @@ use crate::ingest::probe::Probe;
 use crate::ingest::source::{Source, sha256_file};
 use crate::model::{SourceFile, Trajectory};
 
-/// One sample member into a record, or the diagnostic that stopped it.
-#[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
-fn read_sample(
-    zip: &mut EvalArchive,
-    m: &Member,
-    path: &std::path::Path,
-    limits: Limits,
-    archive: &SourceFile,
-    ctx: &LogContext,
-    adapter: &str,
-) -> Result<Trajectory, InputError> {
-    let bytes = zip.read(m, limits.member)?;
-    let src = Source::from_bytes(path, &zip.member_display(&m.name), bytes);
-    let text = src.text()?;
-    let at = SampleSource { src: &src, file_ix: 1, files: vec![archive.clone(), src.provenance("sample")] };
-    sample(text, &at, ctx, adapter).map_err(|e| {
-        let base = at.src.offset_of(text).unwrap_or(0);
-        InputError::from_json_at(&at.src.display, &at.src.bytes, base, "Inspect sample", &e)
-    })
-}
-
 /// Reads an `.eval` archive with the given bounds, member by member, in archive order on the
 /// calling thread (the pipeline reads them in parallel through [`InspectEval`]'s records).
 ///
@@ -73,6 +52,19 @@ struct EvalRecords {
 }
 
 impl EvalRecords {
+    /// One sample member into a record, or the diagnostic that stopped it.
+    #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
+    fn sample(&self, zip: &mut EvalArchive, m: &Member) -> Result<Trajectory, InputError> {
+        let bytes = zip.read(m, self.limits.member)?;
+        let src = Source::from_bytes(&self.path, &zip.member_display(&m.name), bytes);
+        let text = src.text()?;
+        let at = SampleSource { src: &src, file_ix: 1, files: vec![self.archive.clone(), src.provenance("sample")] };
+        sample(text, &at, &self.ctx, self.adapter).map_err(|e| {
+            let base = at.src.offset_of(text).unwrap_or(0);
+            InputError::from_json_at(&at.src.display, &at.src.bytes, base, "Inspect sample", &e)
+        })
+    }
+
     #[expect(clippy::result_large_err, reason = "InputError carries its excerpt; it is the error every adapter returns")]
     fn open(unit: &Unit, limits: Limits, adapter: &'static str, diagnostics: &mut Vec<InputError>) -> Result<Self, InputError> {
         let shown = &unit.primary.display;
@@ -104,7 +96,7 @@ impl Records for EvalRecords {
     fn read(&self, i: usize) -> Result<Trajectory, InputError> {
         let taken = self.spare.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let mut z = taken.unwrap_or_else(|| self.zip.lock().unwrap_or_else(PoisonError::into_inner).fork());
-        let r = read_sample(&mut z, &self.samples[i], &self.path, self.limits, &self.archive, &self.ctx, self.adapter);
+        let r = self.sample(&mut z, &self.samples[i]);
         // A handle that failed (a reopen that did not take, a damaged stream) is not handed to
         // the next sample, whichever thread reads it: that sample opens its own.
         if r.is_ok() {

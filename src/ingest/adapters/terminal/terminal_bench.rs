@@ -165,12 +165,8 @@ fn mark_after_agent(t: &mut Trajectory, agent_ended_at: Option<&str>) {
     let Some(end) = agent_ended_at.and_then(crate::util::parse_time) else { return };
     let end = end.as_second().rem_euclid(DAY);
     let stamp = |text: &str| -> Option<i64> {
-        let b = text.as_bytes();
-        let d = |i: usize| b.get(i).filter(|c| c.is_ascii_digit()).map(|c| i64::from(c - b'0'));
-        if b.get(2) != Some(&b':') || b.get(5) != Some(&b':') {
-            return None;
-        }
-        Some((d(0)? * 10 + d(1)?) * 3600 + (d(3)? * 10 + d(4)?) * 60 + d(6)? * 10 + d(7)?)
+        let t: jiff::civil::Time = text.get(..8)?.parse().ok()?;
+        Some(i64::from(t.hour()) * 3600 + i64::from(t.minute()) * 60 + i64::from(t.second()))
     };
     for s in t.signals.log_lines.iter_mut().filter(|s| s.field == super::terminal_capture::LOG) {
         if let Some(at) = stamp(&s.text)
