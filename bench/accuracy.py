@@ -71,6 +71,7 @@ def classify(coroner, tmp):
         "harbor-jobs": [],
         "agentrx": ["--verdicts", str(magentic_verdicts(tmp))],
         "vorflux-swebench": [],
+        "sweagent-swebench": [],
     }
     out = {}
     for source, extra in plans.items():

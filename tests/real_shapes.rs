@@ -649,3 +649,27 @@ fn tau_request_declined_without_trying_and_nothing_changed_is_early_resignation(
     assert!(!has_rule(&v, "plan-consented-not-done"), "an answer to a request for details is no consent");
     assert!(!has_rule(&v, "plan-in-text"), "a conditional offer is no plan");
 }
+
+/// SWE-agent 1.0 with `xml_function_calling` keeps no tool calls in its history: the call is the
+/// `<function=…>` block of the reply, and `action` is what the harness typed into its shell
+/// (`str_replace_editor str_replace PATH --old_str …`). The block is the call as the model made
+/// it, so an edit through the editor is a change to the repository (real shape: the SWE-agent-LM-32B
+/// run of SWE-bench Verified, sympy__sympy-17318 and others, which came out unclassified).
+#[test]
+fn swe_agent_xml_function_calls_are_the_editor_calls_they_name() {
+    let (t, v) = one("swe-agent/xml", "acme__ledger-212");
+    let edit = &t
+        .steps
+        .iter()
+        .find(|s| s.tool_calls.first().is_some_and(|c| c.arguments["command"] == "str_replace"))
+        .expect("an editor call")
+        .tool_calls[0];
+    assert_eq!(edit.name, "str_replace_editor");
+    assert_eq!(edit.arguments["path"], "/testbed/ledger/balance.py");
+    assert!(edit.arguments["new_str"].as_str().is_some_and(|s| s.contains("return 1")), "{:?}", edit.arguments);
+    assert_eq!(command(&t, 6), "cd /testbed && python reproduce.py", "a bash call stays the shell command");
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert!(v.flags.iter().any(|f| f == "false_done"), "{:?}", v.flags);
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert!(w.detail.as_deref().is_some_and(|d| d.contains("ledger/balance.py")), "{:?}", w.detail);
+}

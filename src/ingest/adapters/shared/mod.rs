@@ -5,3 +5,4 @@ pub mod build;
 pub mod common;
 pub mod json_walk;
 pub mod lines;
+pub mod xml_call;

@@ -24,6 +24,7 @@ use super::common::{batch_status, complaint_summary};
 use crate::ingest::adapters::shared::build::{StepBuilder, to_u32};
 use crate::ingest::adapters::shared::common::{content_text, tool_call};
 use crate::ingest::adapters::shared::json_walk::{GiveUp, JsonWalk, document, each_at};
+use crate::ingest::adapters::shared::xml_call;
 use crate::ingest::diag::InputError;
 use crate::ingest::format::{Adapter, Ctx, FileRole, Output, Sniff, Unit, file_name, structure};
 use crate::ingest::probe::Probe;
@@ -186,7 +187,7 @@ impl Adapter for SweAgent {
     }
 
     fn versions(&self) -> &'static str {
-        "0.x text actions, ≥1.0 function calls"
+        "0.x text actions, ≥1.0 function calls (native or `xml_function_calling`)"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {
@@ -348,6 +349,23 @@ fn lost_call_name(complaint: &str) -> Option<String> {
 
 /// Observations of a command the harness killed for running too long: its timeout templates
 /// (0.x and ≥1.0 wording). The harness counts these toward `exit_command_timeout`.
+/// The call of an `xml_function_calling` reply, which keeps no structured call: the reply's
+/// `<function=…>` block, when the action the harness built from it starts with that tool's name
+/// (a `bash` call's action is the bare command, already the call as `call_from_action` makes it).
+/// SWE-agent renames SWE-gym's `finish` to `submit`.
+fn text_call(response: &str, action: &str) -> Option<ToolCall> {
+    let (name, mut args) = xml_call::first_call(response)?;
+    let name = if name == "finish" { "submit".to_string() } else { name };
+    if name == "bash" || name == "execute_bash" || action.split_whitespace().next() != Some(name.as_str()) {
+        return None;
+    }
+    // The editor's `view_range` is a JSON list the harness parses.
+    if let Some(v) = args.get("view_range").and_then(Value::as_str).and_then(|v| serde_json::from_str::<Value>(v).ok()) {
+        args.insert("view_range".into(), v);
+    }
+    Some(ToolCall { id: None, name, arguments: Value::Object(args), raw_arguments: None })
+}
+
 fn is_timeout(observation: &str) -> bool {
     observation.contains("EXECUTION TIMED OUT") || observation.contains("was cancelled because it took more than")
 }
@@ -455,7 +473,7 @@ impl Builder<'_> {
             let calls: Vec<ToolCall> = match reply.and_then(|(r, _)| r.tool_calls.as_ref()) {
                 Some(tcs) => tcs.iter().map(|c| tool_call(c.id.clone(), &c.function.name, &c.function.arguments)).collect(),
                 None if action.is_empty() => Vec::new(),
-                None => vec![self.call_from_action(action, function_calling, last)],
+                None => vec![text_call(&e.response, action).unwrap_or_else(|| self.call_from_action(action, function_calling, last))],
             };
             let ids: Vec<Option<String>> = match reply.and_then(|(_, ids)| *ids) {
                 Some(ids) => ids.iter().cloned().map(Some).collect(),
