@@ -72,6 +72,9 @@ def classify(coroner, tmp):
         "agentrx": ["--verdicts", str(magentic_verdicts(tmp))],
         "vorflux-swebench": [],
         "sweagent-swebench": [],
+        "sweagent-sonnet4-swebench": [],
+        "mopenhands-swebv": [],
+        "cyber-task-horizons": [],
     }
     out = {}
     for source, extra in plans.items():

@@ -381,6 +381,9 @@ fn a_json_log_records_submissions_working_limits_and_timeouts() {
     let g = find(&ts, "guess", 0);
     assert_eq!((g.signals.limits.attempts, g.signals.consumed.attempts), (Some(3.0), Some(3.0)));
     assert_eq!(g.termination.raw.as_deref(), Some("tool:submit"));
+    // Three answers of three, the last wrong: the answer limit ended the run (DESIGN.md).
+    assert_eq!((g.termination.kind, g.termination.budget), (TerminationKind::Budget, Some(Budget::Attempts)));
+    assert_eq!((g.termination.limit, g.termination.consumed), (Some(3.0), Some(3.0)));
 
     // Working time, not the clock: the limit and what was used of it.
     let w = find(&ts, "slow", 0);

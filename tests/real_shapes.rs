@@ -673,3 +673,26 @@ fn swe_agent_xml_function_calls_are_the_editor_calls_they_name() {
     let w = evidence(&v, "worked-progress-then-failed");
     assert!(w.detail.as_deref().is_some_and(|d| d.contains("ledger/balance.py")), "{:?}", w.detail);
 }
+
+/// Inspect's `react` goes on after a wrong answer while it has answers left, and ends its loop on
+/// the last one by moving that answer out of its call and into the reply's text, so the messages
+/// show a bare reply where the agent submitted; the tool events keep the call. Three answers
+/// taken and the run ended on the third, wrong: the answer limit ended it, though `react` run as
+/// a solver logs no `attempts` (real shape: react(attempts=3) CTF runs of cyber-task-horizons,
+/// n=346 and n=348, which came out early_resignation). One answer of one is the agent's own end.
+#[test]
+fn inspect_react_answers_that_ran_out_are_the_attempts_budget() {
+    let (t, v) = one("inspect/react-answers", "vault/three-answers");
+    let last = t.steps.iter().rev().find(|s| s.role == Role::Assistant).unwrap();
+    assert_eq!(last.tool_calls.first().map(|c| c.name.as_str()), Some("submit"), "the answer only the events kept is put back");
+    assert_eq!(last.tool_calls[0].arguments["answer"], "flag{guess3}");
+    assert_eq!(v.primary.as_deref(), Some("budget_exhausted"));
+    assert_eq!((t.termination.limit, t.termination.consumed), (Some(3.0), Some(3.0)));
+    let b = evidence(&v, "budget-termination");
+    assert!(b.detail.as_deref().is_some_and(|d| d.contains("attempts")), "{:?}", b.detail);
+    assert_eq!(b.steps.len(), 3, "each answer is a step to check: {:?}", b.steps);
+    assert_eq!(b.steps[2], last.index);
+
+    let (_, single) = one("inspect/react-answers", "vault/one-answer");
+    assert_eq!(single.primary.as_deref(), Some("worked_then_wrong"), "{:?}", single.evidence);
+}

@@ -450,7 +450,19 @@ fn budget(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, limit
         if let (Some(l), Some(c)) = (t.termination.limit, t.termination.consumed) {
             detail.push_str(&format!(", {c} of {l}"));
         }
-        f.class("budget_exhausted", on_status(t, "budget-termination", "budget_exhausted", ex, Some(detail)));
+        let mut e = on_status(t, "budget-termination", "budget_exhausted", ex, Some(detail));
+        // Answers that ran out are the answers: each a step a reader can check.
+        if m.budget == Some(crate::model::Budget::Attempts) {
+            let answers: Vec<&Action<'_>> = acts.iter().filter(|a| a.finish).collect();
+            e.steps = answers.iter().map(|a| a.at.step).collect();
+            // The last answer as the call gave it, or its tool where it gave no text.
+            if let Some(a) = answers.last() {
+                let call = t.steps.get(a.at.step as usize).and_then(|s| s.tool_calls.get(a.at.call as usize));
+                let answer = call.and_then(|c| c.arguments.as_object()).and_then(|o| o.values().find_map(serde_json::Value::as_str));
+                e.excerpt = head(answer.filter(|x| !x.trim().is_empty()).unwrap_or(a.name)).to_string();
+            }
+        }
+        f.class("budget_exhausted", e);
         return;
     }
     if m.termination != TerminationKind::Unknown {

@@ -122,9 +122,34 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
     if let Some(id) = &term.rule {
         report.fired.push(id.clone());
     }
+    answers_ran_out(t, &mut term);
     fill_amounts(t, &mut term);
     stalled_past_clock(t, &mut term);
     t.termination = term;
+}
+
+/// A solver that takes several answers goes on after a wrong one while it has answers left
+/// (Inspect's `basic_agent` and `react`), so a run that ended on its answer, failed, after
+/// taking at least two, ended because it had none left: the answer limit, a budget (DESIGN.md,
+/// "an answer-submission limit ended the run"). Where the log does not say the limit, the
+/// answers taken are it. One answer of one allowed is the agent's own end.
+fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
+    if term.kind != TerminationKind::AgentFinished || t.outcome.status == crate::model::OutcomeStatus::Passed {
+        return;
+    }
+    let Some(used) = t.signals.consumed.attempts else { return };
+    let limit = t.signals.limits.attempts.unwrap_or(used);
+    if limit < 2.0 || used < limit {
+        return;
+    }
+    let said = if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it allowed (the log does not say the limit)" };
+    term.kind = TerminationKind::Budget;
+    term.budget = Some(Budget::Attempts);
+    term.enforced_by = Some(crate::model::Enforcer::Harness);
+    term.limit = Some(limit);
+    term.consumed = Some(used);
+    term.detail = Some(format!("the solver took {used} answers, {said}, and stopped on the last, wrong one"));
+    term.rule = Some(crate::model::ANSWERS_RAN_OUT.into());
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness

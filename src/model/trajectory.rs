@@ -280,6 +280,10 @@ pub struct Tokens {
 /// infrastructure end, decided by the interpretation itself rather than by a profile entry.
 pub const STALLED_PAST_CLOCK: &str = "stalled-past-clock";
 
+/// `Termination::rule` of a run that stopped on a wrong answer after the solver had taken
+/// others: its answer limit ended it (budget `attempts`), decided by the interpretation itself.
+pub const ANSWERS_RAN_OUT: &str = "answers-ran-out";
+
 /// Why the run ended and who ended it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Termination {

@@ -4,6 +4,8 @@
 //! final output's stop reason; and the amounts Inspect records for the limit that fired and
 //! for the answers a solver with a submission limit took.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -21,7 +23,7 @@ struct RawEvalError<'a> {
 
 /// Records the sample's end statuses (limit first, then stop reason), the error that ended
 /// it, and limits with consumption.
-pub fn record(t: &mut Trajectory, s: &RawSample<'_>, at: &SampleSource<'_>, ctx: &LogContext) {
+pub fn record(t: &mut Trajectory, s: &RawSample<'_>, at: &SampleSource<'_>, ctx: &LogContext, ran: &BTreeMap<String, u64>) {
     if let Some(raw) = s.limit {
         limit(t, raw, s, at);
     }
@@ -37,9 +39,12 @@ pub fn record(t: &mut Trajectory, s: &RawSample<'_>, at: &SampleSource<'_>, ctx:
         t.signals.error("sample.error", e.message.as_ref()).with_span(span);
     }
     if let Some(sub) = &ctx.submissions {
-        let answers =
+        // The messages lose the answer that ended a react loop (its text is moved into the
+        // reply); the tool events keep every answer that ran.
+        let in_messages =
             t.steps.iter().filter(|x| x.role == Role::Assistant).flat_map(|x| &x.tool_calls).filter(|c| c.name == sub.tool).count();
-        t.signals.limits.attempts = Some(sub.limit);
+        let answers = in_messages.max(ran.get(&sub.tool).map_or(0, |&n| usize::try_from(n).unwrap_or(usize::MAX)));
+        t.signals.limits.attempts = sub.limit;
         #[expect(clippy::cast_precision_loss, reason = "a count of answers")]
         let answers = answers as f64;
         t.signals.consumed.attempts = Some(answers);

@@ -55,17 +55,24 @@ struct RawPlanStep {
 /// `react(attempts=n | AgentAttempts(attempts=n), submit=AgentSubmit(name=...))`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Submissions {
-    pub limit: f64,
+    /// `None` when the log does not say: `react` run as a solver logs no arguments.
+    pub limit: Option<f64>,
     /// The tool the answers are submitted with.
     pub tool: String,
 }
 
 impl Submissions {
-    fn from_params(p: &serde_json::Map<String, Value>) -> Option<Self> {
+    /// The plan logs only the arguments passed, and `react` run as a solver none at all, so
+    /// their answer tool is known but a missing limit is not invented (the answers it took say
+    /// how many it allowed when it stops on a wrong one).
+    fn from_step(solver: &str, p: &serde_json::Map<String, Value>) -> Option<Self> {
         let limit = num(p.get("max_attempts")).or_else(|| match p.get("attempts") {
             Some(Value::Object(a)) => num(a.get("attempts")),
             other => num(other),
-        })?;
+        });
+        if limit.is_none() && !matches!(solver, "basic_agent" | "react") {
+            return None;
+        }
         let tool = p
             .get("submit_name")
             .and_then(Value::as_str)
@@ -100,8 +107,8 @@ impl LogContext {
         let submissions = spec
             .solver_args
             .as_ref()
-            .and_then(Submissions::from_params)
-            .or_else(|| steps.iter().find_map(|s| Submissions::from_params(&s.params)));
+            .and_then(|a| Submissions::from_step(spec.solver.as_deref().unwrap_or_default(), a))
+            .or_else(|| steps.iter().find_map(|s| Submissions::from_step(&s.solver, &s.params)));
         Self {
             task: spec.task,
             model: spec.model,
@@ -127,11 +134,14 @@ mod tests {
     #[test]
     fn the_submission_limit_comes_from_the_solver_arguments() {
         let c = context(r#"{"steps": [{"solver": "basic_agent", "params": {"max_attempts": 3, "submit_name": "answer"}}]}"#);
-        assert_eq!(c.submissions, Some(Submissions { limit: 3.0, tool: "answer".into() }));
+        assert_eq!(c.submissions, Some(Submissions { limit: Some(3.0), tool: "answer".into() }));
         assert_eq!(c.solver.as_deref(), Some("basic_agent"));
         let c = context(r#"{"steps": [{"solver": "react", "params": {"attempts": {"attempts": 2}}}]}"#);
-        assert_eq!(c.submissions, Some(Submissions { limit: 2.0, tool: "submit".into() }));
-        // Defaults are not in the log: no limit is invented.
-        assert_eq!(context(r#"{"steps": [{"solver": "basic_agent", "params": {}}]}"#).submissions, None);
+        assert_eq!(c.submissions, Some(Submissions { limit: Some(2.0), tool: "submit".into() }));
+        // Defaults are not in the log: no limit is invented, but the answer tool is known.
+        let none = Some(Submissions { limit: None, tool: "submit".into() });
+        assert_eq!(context(r#"{"steps": [{"solver": "basic_agent", "params": {}}]}"#).submissions, none);
+        assert_eq!(context(r#"{"steps": [{"solver": "react", "params": {}}]}"#).submissions, none);
+        assert_eq!(context(r#"{"steps": [{"solver": "generate", "params": {}}]}"#).submissions, None);
     }
 }

@@ -16,7 +16,7 @@ use super::header::LogContext;
 use crate::ingest::adapters::shared::build::StepBuilder;
 use crate::ingest::adapters::shared::common::{num, tool_call, uint};
 use crate::ingest::source::Source;
-use crate::model::{DeclaredTool, Reasoning, Role, SourceFile, Step, Tokens, Trajectory};
+use crate::model::{DeclaredTool, Reasoning, Role, SourceFile, Step, Tokens, ToolCall, Trajectory};
 
 pub const HARNESS: &str = "inspect";
 
@@ -141,6 +141,11 @@ struct RawEvent<'a> {
     output: Option<&'a RawValue>,
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
+    /// A tool event's tool and its arguments.
+    #[serde(default)]
+    function: Option<String>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +168,11 @@ struct EventFacts {
     tool_times: BTreeMap<String, String>,
     declared: Vec<DeclaredTool>,
     model_calls: u64,
+    /// Tool events by tool: every call that ran, including the one a solver took out of the
+    /// messages (react puts its last accepted answer in the reply's text instead).
+    pub calls: BTreeMap<String, u64>,
+    /// The arguments of each tool's last call, as written.
+    last_arguments: BTreeMap<String, String>,
 }
 
 /// Content Inspect moved out of messages and events (`attachment://<hash>`), kept raw so an
@@ -209,6 +219,12 @@ fn events(raw: &[&RawValue], attachments: &Attachments<'_>, b: &mut StepBuilder)
                 }
             }
             "tool" => {
+                if let Some(name) = e.function.clone() {
+                    if let Some(a) = e.arguments {
+                        f.last_arguments.insert(name.clone(), a.get().to_string());
+                    }
+                    *f.calls.entry(name).or_default() += 1;
+                }
                 let id = e.id.and_then(|i| serde_json::from_str::<String>(i.get()).ok());
                 if let (Some(id), Some(ts)) = (id, e.timestamp.clone()) {
                     f.tool_times.insert(id, ts);
@@ -327,6 +343,9 @@ pub fn sample(raw: &str, at: &SampleSource<'_>, ctx: &LogContext, adapter: &str)
         let step = message_step(&msg, &facts, &s.attachments, &b);
         b.push(step, at.span_of(m.get()), None);
     }
+    if let Some(sub) = &ctx.submissions {
+        restore_final_answer(&mut b, &facts, &sub.tool);
+    }
     if !facts.declared.is_empty() {
         t.declared_tools = Some(facts.declared.clone());
     }
@@ -334,12 +353,30 @@ pub fn sample(raw: &str, at: &SampleSource<'_>, ctx: &LogContext, adapter: &str)
     t.started_at.clone_from(&s.started_at);
     t.ended_at.clone_from(&s.completed_at);
     b.finish(&mut t);
-    super::ended::record(&mut t, &s, at, ctx);
+    super::ended::record(&mut t, &s, at, ctx, &facts.calls);
     let file = at.files.get(at.file_ix as usize).map(|f| f.path.clone()).unwrap_or_default();
     let (outcome, answer) = super::score::outcome(&s, &file);
     t.outcome = outcome;
     t.submission = answer;
     Ok(t)
+}
+
+/// `react` ends its loop on an accepted answer by taking the answer's call out of the reply and
+/// appending the answer to its text, so the messages show a reply without an action where the
+/// agent submitted. The tool events keep the call: put it back on that last reply, so the run
+/// ends on its answer as it did.
+fn restore_final_answer(b: &mut StepBuilder, facts: &EventFacts, tool: &str) {
+    let ran = facts.calls.get(tool).copied().unwrap_or(0);
+    let Some(args) = facts.last_arguments.get(tool) else { return };
+    let in_messages = b.steps().iter().flat_map(|s| &s.tool_calls).filter(|c| c.name == tool).count() as u64;
+    let last_is_bare_reply = b.steps().last().is_some_and(|s| s.role == Role::Assistant && s.tool_calls.is_empty());
+    if ran <= in_messages || !last_is_bare_reply {
+        return;
+    }
+    let ix = b.len() - 1;
+    let arguments = serde_json::from_str::<Value>(args).unwrap_or(Value::Null);
+    b.add_call(ix, ToolCall { id: None, name: tool.to_string(), arguments, raw_arguments: None });
+    b.note(format!("the run's last `{tool}` call is only in its events (react moves an accepted answer into the reply's text); it was put back on the last reply"));
 }
 
 fn message_step(msg: &RawMessage, facts: &EventFacts, attachments: &Attachments<'_>, b: &StepBuilder) -> Step {

@@ -116,6 +116,12 @@ impl StepBuilder {
         self.steps.is_empty()
     }
 
+    /// The steps so far.
+    #[must_use]
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
     /// The last step, to extend.
     pub fn last_mut(&mut self) -> Option<&mut Step> {
         self.steps.last_mut()

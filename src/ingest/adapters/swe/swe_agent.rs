@@ -187,7 +187,7 @@ impl Adapter for SweAgent {
     }
 
     fn versions(&self) -> &'static str {
-        "0.x text actions, ≥1.0 function calls (native or `xml_function_calling`)"
+        "0.x text actions, ≥1.0 calls (JSON, XML)"
     }
 
     fn sniff(&self, p: &Probe) -> Sniff {

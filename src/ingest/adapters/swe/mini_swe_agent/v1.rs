@@ -142,6 +142,16 @@ fn static_prefix(template: &str) -> Option<String> {
 /// The exit code an observation reports: `<returncode>N</returncode>` (the default templates)
 /// or the raw dict of the bare `Observation: {{output}}` template.
 fn returncode(text: &str) -> Option<i64> {
+    // The harness's own template opens every observation with the tag: read it without a
+    // regex (the search below costs a microsecond per observation, most of it setting up).
+    if let Some(rest) = text.trim_start().strip_prefix("<returncode>")
+        && let Some((code, _)) = rest.split_once("</returncode>")
+        && let code = code.trim()
+        && code.strip_prefix('-').unwrap_or(code).bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = code.parse::<i64>()
+    {
+        return Some(n);
+    }
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(r#"<returncode>\s*(-?\d+)\s*</returncode>|['"]returncode['"]\s*:\s*(-?\d+)"#).expect("static regex")
@@ -268,5 +278,12 @@ mod tests {
         assert_eq!(returncode("<returncode>2</returncode>\n<output>\nx</output>"), Some(2));
         assert_eq!(returncode("Observation: {'output': 'x', 'returncode': -1}"), Some(-1));
         assert_eq!(returncode("no code here"), None);
+        assert_eq!(returncode("  <returncode> -9 </returncode>"), Some(-9), "the tag read without the regex");
+        assert_eq!(
+            returncode("<returncode>x</returncode> then 'returncode': 3"),
+            Some(3),
+            "a tag that holds no number falls to the search"
+        );
+        assert_eq!(returncode("<returncode>+5</returncode>"), None, "only what the search would read");
     }
 }
