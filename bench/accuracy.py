@@ -73,7 +73,10 @@ def classify(coroner, tmp):
         "vorflux-swebench": [],
         "sweagent-swebench": [],
         "sweagent-sonnet4-swebench": [],
-        "mopenhands-swebv": [],
+        # The run's iteration cap, which its completion logs do not record: a user passes what
+        # they configured. Read off the run itself (209 of its 500 logs stop at exactly 50 calls,
+        # none later; NOTES.md, n=335-344).
+        "mopenhands-swebv": ["--step-limit", "50"],
         "cyber-task-horizons": [],
     }
     out = {}

@@ -696,3 +696,35 @@ fn inspect_react_answers_that_ran_out_are_the_attempts_budget() {
     let (_, single) = one("inspect/react-answers", "vault/one-answer");
     assert_eq!(single.primary.as_deref(), Some("worked_then_wrong"), "{:?}", single.evidence);
 }
+
+/// OpenHands' LLM-completion logs (`log_completions`), the trajectories Multi-SWE-bench publishes:
+/// each file is one model call, whose prompt repeats the run so far, under a directory named for
+/// the instance. The latest file is the run (its earlier calls are its companions), its reply is
+/// the last step, and the instance is the directory's name, so the submission's sb-cli-style
+/// `results/results.json` (`resolved`, `unresolved_ids`, `empty_error_patch_ids`) joins it
+/// (real shape: MopenHands + Claude 3.5 Sonnet on SWE-bench Verified, n=335-344, read before as
+/// one-step OpenAI chats with no verdict).
+#[test]
+fn openhands_completion_logs_are_the_run_up_to_its_last_call() {
+    let (t, v) = one("openhands/completions", "acme__ledger-212");
+    assert_eq!(t.harness, "openhands");
+    assert_eq!(t.model.as_deref(), Some("Sample-Model"));
+    assert_eq!(t.outcome.status, OutcomeStatus::Failed, "unresolved_ids joins the instance directory");
+    let last = t.steps.last().unwrap();
+    assert_eq!(last.tool_calls.first().map(|c| c.name.as_str()), Some("finish"), "the last call's reply is the last step");
+    assert_eq!(t.termination.kind, TerminationKind::AgentFinished);
+    assert_eq!(v.primary.as_deref(), Some("worked_then_wrong"));
+    assert!(v.flags.iter().any(|f| f == "false_done"), "{:?}", v.flags);
+    let w = evidence(&v, "worked-progress-then-failed");
+    assert!(w.detail.as_deref().is_some_and(|d| d.contains("ledger/balance.py")), "{:?}", w.detail);
+
+    // Two calls of one run: one record, from the later call, which holds the earlier one.
+    let got = classified(&[&samples("openhands/completions")]);
+    let runs: Vec<&str> = got.iter().map(|(t, _)| t.task_id.as_str()).filter(|id| *id == "acme__ledger-213").collect();
+    assert_eq!(runs.len(), 1, "the earlier call is a companion, not a run");
+    let (t13, _) = got.iter().find(|(t, _)| t.task_id == "acme__ledger-213").unwrap();
+    assert!(t13.provenance.files.iter().any(|f| f.path.ends_with("1743405960.25.json")), "{:?}", t13.provenance.files);
+    assert_eq!(t13.outcome.status, OutcomeStatus::Failed);
+    assert_eq!(t13.outcome.detail.as_deref(), Some("an empty patch or one the evaluation could not apply"));
+    assert_eq!(t13.submission, None, "that list does not say the patch was empty");
+}

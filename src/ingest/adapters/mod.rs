@@ -65,6 +65,8 @@ pub fn all() -> &'static [&'static dyn Adapter] {
         &agent_cli::claude_code::ToolsCapture,
         &agent_cli::codex::CodexRollout,
         &agent_cli::codex::CodexExec,
+        // Before the OpenAI chat log, which its prompt and reply also look like.
+        &swe::openhands_completions::OpenHandsCompletions,
         &chat::api::OpenAiChat,
         &chat::api::AnthropicMessages,
         &chat::api::GeminiGenerateContent,

@@ -104,8 +104,14 @@ type IdList = (&'static str, OutcomeStatus, &'static str, bool);
 
 const ID_LISTS: &[IdList] = &[
     ("resolved_ids", OutcomeStatus::Passed, "", false),
+    // Multi-SWE-bench's copy of the sb-cli report names its resolved list as the experiments
+    // repository does.
+    ("resolved", OutcomeStatus::Passed, "", false),
     ("unresolved_ids", OutcomeStatus::Failed, "", false),
     ("empty_patch_ids", OutcomeStatus::Failed, "empty patch", true),
+    // Multi-SWE-bench: empty patches and patches that did not apply, in one list, so not
+    // evidence that nothing was submitted.
+    ("empty_error_patch_ids", OutcomeStatus::Failed, "an empty patch or one the evaluation could not apply", false),
     ("error_ids", OutcomeStatus::Errored, "", false),
 ];
 
@@ -154,7 +160,7 @@ impl Adapter for SweBenchRunReport {
     fn outcomes(&self, src: &Source) -> Result<OutcomeFile, InputError> {
         let v: Value = src.json("SWE-bench run report")?;
         let root = v.get("results").filter(|r| r.get("resolved_ids").is_some()).unwrap_or(&v);
-        Ok(OutcomeFile { scope: Scope::FileDir, entries: id_list_entries(root, ID_LISTS, &src.display), otherwise: None })
+        Ok(OutcomeFile { scope: submission_scope(src), entries: id_list_entries(root, ID_LISTS, &src.display), otherwise: None })
     }
 }
 
@@ -205,10 +211,15 @@ impl Adapter for SweBenchExperimentsResults {
         let mut otherwise = Outcome::new(OutcomeStatus::Failed, src.display.clone(), "resolved");
         otherwise.reward = Some(0.0);
         otherwise.detail = Some("not among the resolved instances".into());
-        let submission = src.path.parent().filter(|d| d.file_name().is_some_and(|n| n == "results")).and_then(Path::parent);
-        let scope = submission.map_or(Scope::FileDir, |d| Scope::Dir(d.to_path_buf()));
-        Ok(OutcomeFile { scope, entries, otherwise: Some(otherwise) })
+        Ok(OutcomeFile { scope: submission_scope(src), entries, otherwise: Some(otherwise) })
     }
+}
+
+/// A leaderboard submission's `results/` file applies to the submission's directory (its
+/// `trajs/` beside `results/`); any other verdict file to its own directory.
+fn submission_scope(src: &Source) -> Scope {
+    let submission = src.path.parent().filter(|d| d.file_name().is_some_and(|n| n == "results")).and_then(Path::parent);
+    submission.map_or(Scope::FileDir, |d| Scope::Dir(d.to_path_buf()))
 }
 
 /// SWE-bench predictions: `preds.json` (`{id: {model_patch, ...}}`) or `all_preds.jsonl`.

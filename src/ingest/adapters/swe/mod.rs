@@ -3,6 +3,7 @@
 pub mod common;
 pub mod mini_swe_agent;
 pub mod openhands;
+pub mod openhands_completions;
 pub mod openhands_sdk;
 pub mod openhands_sdk_eval;
 pub mod sidecar;
