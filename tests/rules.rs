@@ -216,3 +216,62 @@ fn a_bad_rules_directory_is_one_diagnostic() {
         assert!(r.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Every built-in pattern list, and every entry's pattern, gated by the literals it needs
+/// (`rules::required`): over every text the fixtures and samples hold, the gate never turns away
+/// a text one of the patterns matches. The gate is a necessary condition; this is where a wrong
+/// one would show.
+#[test]
+fn a_gate_never_turns_away_a_text_its_patterns_match() {
+    fn strings(v: &toml::Value, out: &mut Vec<String>) {
+        match v {
+            toml::Value::String(s) => out.push(s.clone()),
+            toml::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            toml::Value::Table(t) => t.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    let root = crate::common::root();
+    let read = |dir: &str| -> Vec<toml::Value> {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        v.sort();
+        v.into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .map(|p| toml::Value::Table(toml::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()))
+            .collect()
+    };
+    let mut texts = Vec::new();
+    for f in read("rules/fixtures").iter().chain(&read("rules/fixtures/harnesses")) {
+        strings(f, &mut texts);
+    }
+    let mut lists: Vec<Vec<String>> = Vec::new();
+    for h in read("rules/harnesses") {
+        if let Some(toml::Value::Table(ph)) = h.get("phrases") {
+            for v in ph.values() {
+                let mut l = Vec::new();
+                strings(v, &mut l);
+                lists.push(l);
+            }
+        }
+        for table in ["status", "error", "log_line", "unknown_tool", "format_error"] {
+            for e in h.get(table).and_then(toml::Value::as_array).into_iter().flatten() {
+                if let Some(p) = e.get("pattern").and_then(toml::Value::as_str) {
+                    lists.push(vec![p.to_string()]);
+                }
+            }
+        }
+    }
+    texts.extend(lists.iter().flatten().cloned());
+    let mut gated = 0;
+    for list in &lists {
+        let Some(gate) = coroner::rules::required::gate(list) else { continue };
+        gated += 1;
+        let res: Vec<regex::Regex> = list.iter().map(|p| regex::Regex::new(p).unwrap()).collect();
+        for t in &texts {
+            if res.iter().any(|r| r.is_match(t)) {
+                assert!(gate.is_match(t), "the gate {gate} of {list:?} turned away {t:?}");
+            }
+        }
+    }
+    assert!(gated > 20, "only {gated} lists have a gate");
+}

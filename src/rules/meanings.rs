@@ -213,6 +213,9 @@ impl Entry {
         match &self.matcher {
             Matcher::Exact(v) => (v == text.trim()).then(|| Hit { matched: v.clone(), ..Hit::default() }),
             Matcher::Pattern(re) => {
+                if !re.may_match(text) {
+                    return None;
+                }
                 let c = re.captures(text)?;
                 let num = |g: &str| c.name(g).and_then(|m| m.as_str().trim_end_matches('.').parse::<f64>().ok());
                 Some(Hit {
@@ -231,7 +234,7 @@ impl Entry {
     pub fn matches(&self, text: &str) -> bool {
         match &self.matcher {
             Matcher::Exact(v) => v == text.trim(),
-            Matcher::Pattern(re) => re.is_match(text),
+            Matcher::Pattern(re) => re.may_match(text) && re.is_match(text),
         }
     }
 

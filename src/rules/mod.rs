@@ -7,6 +7,7 @@ pub mod load;
 pub mod meanings;
 pub mod pattern;
 pub mod profile;
+pub mod required;
 
 pub use formats::FormatMapping;
 pub use load::{FLAGS, IMPLEMENTED_RULES, Rules, RulesError, Taxonomy};

@@ -18,6 +18,8 @@ struct Inner {
     source: String,
     /// `None` when it did not compile (only the size limit can refuse a checked pattern).
     re: OnceLock<Option<Regex>>,
+    /// A literal every match contains, as a test (`super::required`), built on first use.
+    gate: OnceLock<Option<Regex>>,
 }
 
 impl std::fmt::Debug for Pattern {
@@ -39,7 +41,15 @@ impl Pattern {
     /// A pattern built from checked ones (an alternation of them), not checked again.
     #[must_use]
     pub fn unchecked(source: &str) -> Self {
-        Self(Arc::new(Inner { source: source.to_string(), re: OnceLock::new() }))
+        Self(Arc::new(Inner { source: source.to_string(), re: OnceLock::new(), gate: OnceLock::new() }))
+    }
+
+    /// False when `text` lacks a literal every match needs: a search over a long text that can
+    /// find nothing is skipped.
+    #[must_use]
+    pub fn may_match(&self, text: &str) -> bool {
+        let gate = self.0.gate.get_or_init(|| super::required::gate(&[self.0.source.as_str()]));
+        gate.as_ref().is_none_or(|g| g.is_match(text))
     }
 
     /// The pattern as written.

@@ -226,6 +226,9 @@ pub struct Phrases {
     /// output instead of one per pattern, with one literal prefilter for all of them. `None`
     /// when they cannot be joined (verbose-mode comments would swallow the joints).
     pub any: Option<Pattern>,
+    /// A literal each pattern needs, all in one test (`crate::rules::required`), built on first
+    /// use and shared by clones: a text with none of them matches no pattern.
+    gate: std::sync::Arc<std::sync::OnceLock<Option<regex::Regex>>>,
 }
 
 impl Phrases {
@@ -234,7 +237,13 @@ impl Phrases {
     pub fn from_list(list: Vec<Pattern>) -> Self {
         let joinable = !list.is_empty() && list.iter().all(|r| !r.as_str().contains("(?x") && !r.as_str().contains('#'));
         let any = joinable.then(|| shared(&list.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|")));
-        Self { list, any }
+        Self { list, any, gate: std::sync::Arc::default() }
+    }
+
+    /// False when `text` lacks every literal the patterns need, so none can match it.
+    fn may_match(&self, text: &str) -> bool {
+        let gate = self.gate.get_or_init(|| super::required::gate(&self.list.iter().map(Pattern::as_str).collect::<Vec<_>>()));
+        gate.as_ref().is_none_or(|g| g.is_match(text))
     }
 
     /// Compiles the patterns; `Err` carries the index of a bad pattern and its error.
@@ -254,6 +263,9 @@ impl Phrases {
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
+        if !self.may_match(text) {
+            return false;
+        }
         // An alternation too big to compile is read pattern by pattern.
         match self.any.as_ref().and_then(Pattern::try_get) {
             Some(any) => any.is_match(text),
@@ -264,6 +276,9 @@ impl Phrases {
     /// Every match of every pattern, earliest first.
     #[must_use]
     pub fn find_iter<'t>(&self, text: &'t str) -> Vec<regex::Match<'t>> {
+        if !self.may_match(text) {
+            return Vec::new();
+        }
         let mut all: Vec<regex::Match<'t>> = self.list.iter().flat_map(|r| r.get().find_iter(text)).collect();
         all.sort_by_key(|m| (m.start(), m.end()));
         all
@@ -272,6 +287,9 @@ impl Phrases {
     /// The first match (earliest in the text) of any pattern.
     #[must_use]
     pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        if !self.may_match(text) {
+            return None;
+        }
         self.list.iter().filter_map(|r| r.find(text)).min_by_key(regex::Match::start)
     }
 }
