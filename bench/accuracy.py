@@ -65,20 +65,17 @@ def magentic_verdicts(tmp):
 
 def classify(coroner, tmp):
     """Verdicts of every source, keyed by source name."""
-    plans = {
-        "mini-swebench": [],
-        "tb-leaderboard": [],
-        "harbor-jobs": [],
+    # What a user would pass for a source beyond its directory; every other source of
+    # candidates.csv is classified as it is.
+    extra = {
         "agentrx": ["--verdicts", str(magentic_verdicts(tmp))],
-        "vorflux-swebench": [],
-        "sweagent-swebench": [],
-        "sweagent-sonnet4-swebench": [],
         # The run's iteration cap, which its completion logs do not record: a user passes what
         # they configured. Read off the run itself (209 of its 500 logs stop at exactly 50 calls,
         # none later; NOTES.md, n=335-344).
         "mopenhands-swebv": ["--step-limit", "50"],
-        "cyber-task-horizons": [],
     }
+    sources = list(dict.fromkeys(c["source"] for c in csv.DictReader(open(ACC / "candidates.csv"))))
+    plans = {source: extra.get(source, []) for source in sources}
     out = {}
     for source, extra in plans.items():
         d = ACC / "data" / source
