@@ -85,7 +85,9 @@ fn exercises_give_outcomes_tries_and_counters() {
     assert!(grep.steps.is_empty());
 
     let md = by_task(&ts, "go/markdown");
-    assert_eq!(md.termination.kind, TerminationKind::AgentFinished);
+    // Both tries handed in and failed: the benchmark's tries ran out (DESIGN.md: budget attempts).
+    assert_eq!((md.termination.kind, md.termination.budget), (TerminationKind::Budget, Some(Budget::Attempts)));
+    assert_eq!((md.termination.limit, md.termination.consumed), (Some(2.0), Some(2.0)));
     assert_eq!(md.termination.raw.as_deref(), Some("[false, false]"));
     assert!(md.notes.iter().any(|n| n == "2 test runs timed out"), "{:?}", md.notes);
     assert!(md.notes.iter().any(|n| n.starts_with("1 question aider asked")));

@@ -728,3 +728,21 @@ fn openhands_completion_logs_are_the_run_up_to_its_last_call() {
     assert_eq!(t13.outcome.detail.as_deref(), Some("an empty patch or one the evaluation could not apply"));
     assert_eq!(t13.submission, None, "that list does not say the patch was empty");
 }
+
+/// Aider's benchmark hands each try's code to the tests and, on failure, the test output back to
+/// the model; both tries failing ends the exercise. The replies' edits are text; aider's own
+/// `Applied edit to clock.py` says they landed. Each is an `edit` call of its reply, so the work
+/// is a change, and the tries that ran out are the attempts budget (real shape: ten held-out
+/// exercises of aorwall/aider and fantomechess/aider-benchmarks, n=365-374, which came out
+/// plan_without_execution: no change seen).
+#[test]
+fn aider_tries_that_ran_out_are_the_attempts_budget_and_applied_edits_are_changes() {
+    let (t, v) = one("aider-tries", "python/clock");
+    let edits: Vec<&str> = t.steps.iter().flat_map(|s| &s.tool_calls).filter(|c| c.name == "edit").filter_map(|c| c.arguments["path"].as_str()).collect();
+    assert_eq!(edits, ["clock.py", "clock.py"], "one edit per reply aider applied");
+    assert_eq!(v.mechanics.successful_mutations, 2);
+    assert_eq!(v.primary.as_deref(), Some("budget_exhausted"));
+    assert_eq!((t.termination.limit, t.termination.consumed), (Some(2.0), Some(2.0)));
+    let b = evidence(&v, "budget-termination");
+    assert!(b.detail.as_deref().is_some_and(|d| d.contains("attempts")), "{:?}", b.detail);
+}

@@ -142,13 +142,13 @@ fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
     if limit < 2.0 || used < limit {
         return;
     }
-    let said = if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it allowed (the log does not say the limit)" };
+    let said = if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it was allowed (the record does not say the limit)" };
     term.kind = TerminationKind::Budget;
     term.budget = Some(Budget::Attempts);
     term.enforced_by = Some(crate::model::Enforcer::Harness);
     term.limit = Some(limit);
     term.consumed = Some(used);
-    term.detail = Some(format!("the solver took {used} answers, {said}, and stopped on the last, wrong one"));
+    term.detail = Some(format!("the run handed in {used} answers, {said}, and stopped on the last, which failed"));
     term.rule = Some(crate::model::ANSWERS_RAN_OUT.into());
 }
 

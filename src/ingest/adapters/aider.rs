@@ -152,6 +152,10 @@ fn build(r: &RawResults, path: &Path, shown: &str, files: Vec<crate::model::Sour
     }
     let shown: Vec<&str> = outcomes.iter().map(|ok| if *ok { "true" } else { "false" }).collect();
     t.signals.status("tests_outcomes", format!("[{}]", shown.join(", ")));
+    // Each try is the solution handed to the tests; the benchmark's `--tries` is not recorded.
+    #[expect(clippy::cast_precision_loss, reason = "a count of tries")]
+    let tries = outcomes.len() as f64;
+    t.signals.consumed.attempts = Some(tries);
 
     let counters = [
         (
@@ -259,6 +263,46 @@ fn chat_steps(src: &Source, file_ix: u32) -> Result<Vec<Step>, InputError> {
     Ok(steps)
 }
 
+/// What aider wrote to a file: its own line `Applied edit to <file>` after a reply. The reply's
+/// edits (a whole file, SEARCH/REPLACE blocks, a diff) are text in the model's answer; aider's
+/// line is the record that they landed, and of which file. Each becomes an `edit` call of the
+/// reply it follows, answered by aider's line, so the change is a change like any tool's.
+fn applied_edits(steps: &mut [Step]) {
+    let mut reply: Option<usize> = None;
+    let mut n = 0usize;
+    for i in 0..steps.len() {
+        match steps[i].role {
+            Role::Assistant => reply = Some(i),
+            Role::User => reply = None,
+            _ => {}
+        }
+        if steps[i].role != Role::Environment {
+            continue;
+        }
+        let Some(r) = reply else { continue };
+        let files: Vec<String> = steps[i]
+            .text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("Applied edit to "))
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+        for f in files {
+            n += 1;
+            let id = format!("aider-edit-{n}");
+            steps[r].tool_calls.push(crate::model::ToolCall {
+                id: Some(id.clone()),
+                name: "edit".into(),
+                arguments: serde_json::json!({ "path": f }),
+                raw_arguments: None,
+            });
+            let mut res = crate::model::ToolResult::new(format!("Applied edit to {f}"));
+            res.call_id = Some(id);
+            steps[i].tool_results.push(res);
+        }
+    }
+}
+
 /// An exercise's `.aider.results.json`, with its chat history.
 pub struct AiderResults;
 
@@ -305,6 +349,7 @@ impl Adapter for AiderResults {
                 let hsrc = Source::read(&c.path, &c.display)?;
                 t.provenance.files.push(hsrc.provenance("transcript"));
                 t.steps = chat_steps(&hsrc, 1)?;
+                applied_edits(&mut t.steps);
             }
             None => t.notes.push("no .aider.chat.history.md beside the results: the record has no steps".into()),
         }
