@@ -13,6 +13,7 @@ import argparse
 import tomllib
 import csv
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,15 @@ def magentic_verdicts(tmp):
     return out
 
 
+def without_trailing_commas(path, tmp):
+    """CodeR's results.json ends every list with a comma, which JSON forbids and coroner refuses
+    (with the line); a user fixes the file, and this is that fix, applied to a copy."""
+    text = Path(path).read_text()
+    out = Path(tmp) / "coder-results.json"
+    out.write_text(re.sub(r",(\s*[\]}])", r"\1", text))
+    return out
+
+
 def classify(coroner, tmp):
     """Verdicts of every source, keyed by source name."""
     # What a user would pass for a source beyond its directory; every other source of
@@ -73,6 +83,7 @@ def classify(coroner, tmp):
         # they configured. Read off the run itself (209 of its 500 logs stop at exactly 50 calls,
         # none later; NOTES.md, n=335-344).
         "mopenhands-swebv": ["--step-limit", "50"],
+        "coder-gpt4-lite": ["--verdicts", str(without_trailing_commas(ACC / "data/coder-gpt4-lite/results.json", tmp))],
     }
     sources = list(dict.fromkeys(c["source"] for c in csv.DictReader(open(ACC / "candidates.csv"))))
     plans = {source: extra.get(source, []) for source in sources}

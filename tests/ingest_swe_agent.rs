@@ -28,7 +28,20 @@ fn old_text_actions_become_shell_calls_paired_with_their_observations() {
     assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens), (Some(122_612), Some(1_369)));
     assert!((t.usage.cost_usd.unwrap() - 1.267_19).abs() < 1e-9);
     let cmds: Vec<&str> = t.calls().map(|(_, c)| c.arguments["command"].as_str().unwrap()).collect();
-    assert!(t.calls().all(|(_, c)| c.name == "bash"));
+    // SWE-agent's own file commands are calls of those commands on their file (`create` names
+    // it, `edit` writes the file its window has open); the rest is shell input.
+    for (_, c) in t.calls() {
+        let cmd = c.arguments["command"].as_str().unwrap();
+        match cmd.split_whitespace().next().unwrap() {
+            "create" => assert_eq!((c.name.as_str(), c.arguments["path"].as_str()), ("create", Some("reproduce_bug.py"))),
+            "edit" => {
+                assert_eq!(c.name, "edit");
+                assert!(c.arguments["path"].as_str().is_some_and(|p| p.ends_with(".py")), "{:?}", c.arguments);
+            }
+            _ => assert_eq!(c.name, "bash", "{cmd}"),
+        }
+    }
+    assert!(t.calls().any(|(_, c)| c.name == "edit"));
     assert_eq!(cmds.len(), 12);
     assert_eq!(cmds[0], "create reproduce_bug.py");
     assert_eq!(cmds[2], "python reproduce_bug.py");

@@ -738,11 +738,33 @@ fn openhands_completion_logs_are_the_run_up_to_its_last_call() {
 #[test]
 fn aider_tries_that_ran_out_are_the_attempts_budget_and_applied_edits_are_changes() {
     let (t, v) = one("aider-tries", "python/clock");
-    let edits: Vec<&str> = t.steps.iter().flat_map(|s| &s.tool_calls).filter(|c| c.name == "edit").filter_map(|c| c.arguments["path"].as_str()).collect();
+    let edits: Vec<&str> =
+        t.steps.iter().flat_map(|s| &s.tool_calls).filter(|c| c.name == "edit").filter_map(|c| c.arguments["path"].as_str()).collect();
     assert_eq!(edits, ["clock.py", "clock.py"], "one edit per reply aider applied");
     assert_eq!(v.mechanics.successful_mutations, 2);
     assert_eq!(v.primary.as_deref(), Some("budget_exhausted"));
     assert_eq!((t.termination.limit, t.termination.consumed), (Some(2.0), Some(2.0)));
     let b = evidence(&v, "budget-termination");
     assert!(b.detail.as_deref().is_some_and(|d| d.contains("attempts")), "{:?}", b.detail);
+}
+
+/// SWE-agent 0.x text actions: `edit N:M ... end_of_edit` writes the file the window has open,
+/// which only the entry's `state` names; as shell input it was a program nobody knows, so the
+/// run changed nothing. The harness's own `exit_cost` entry is what stopped a run its fork
+/// marked only `submitted`; and a submission that concedes an impasse is a give-up (real
+/// shape: CodeR, SWE-agent 0.x's format, on SWE-bench Lite, n=375-384, 0 of 10 at first).
+#[test]
+fn swe_agent_0x_window_edits_are_changes_and_its_exit_entry_ends_the_run() {
+    let (t, v) = one("swe-agent/text-0x", "acme__ledger-301");
+    let edit = t.steps.iter().flat_map(|s| &s.tool_calls).find(|c| c.name == "edit").expect("the edit is a call of `edit`");
+    assert_eq!(edit.arguments["path"], "/acme__ledger/ledger/balance.py", "the file the window had open");
+    assert_eq!(v.mechanics.successful_mutations, 1);
+    assert_eq!((t.termination.kind, t.termination.budget), (TerminationKind::Budget, Some(coroner::model::Budget::Cost)));
+    assert_eq!(t.signals.statuses[0].text, "exit_cost", "the exit entry is read before `submitted`");
+    assert_eq!(v.primary.as_deref(), Some("budget_exhausted"));
+
+    let (t2, v2) = one("swe-agent/text-0x", "acme__ledger-302");
+    assert_eq!(v2.primary.as_deref(), Some("early_resignation"));
+    let r = evidence(&v2, "resign-explicit");
+    assert!(t2.steps[r.steps[0] as usize].text.contains("reached an impasse"));
 }

@@ -26,7 +26,8 @@ const CHECKED: [Budget; 4] = [Budget::Steps, Budget::Cost, Budget::WallTime, Bud
 /// A status that says a limit was reached without saying which (mini-swe-agent's
 /// `LimitsExceeded` covers its step and cost limits): the budget whose consumption reached its
 /// configured limit fired. When both did, the first the harness checks; when neither, the only
-/// one configured; otherwise `other`, with what was compared.
+/// one configured; when none is configured, the budget the status itself names (`other` if
+/// none); otherwise `other`, with what was compared.
 fn limits_reached(t: &Trajectory, term: &mut Termination) {
     let (lim, used) = (&t.signals.limits, &t.signals.consumed);
     let configured: Vec<Budget> = CHECKED.into_iter().filter(|b| lim.of(*b).is_some_and(|l| l > 0.0)).collect();
@@ -45,6 +46,9 @@ fn limits_reached(t: &Trajectory, term: &mut Termination) {
             *first
         }
         ([], [only]) => *only,
+        // Nothing configured to compare: the status's own budget (`exit_cost` is the cost limit
+        // by name), or `other` where it names none.
+        ([], []) => term.budget.unwrap_or(Budget::Other),
         ([], _) => {
             let show = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |x| x.to_string());
             term.detail = Some(format!(

@@ -142,7 +142,8 @@ fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
     if limit < 2.0 || used < limit {
         return;
     }
-    let said = if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it was allowed (the record does not say the limit)" };
+    let said =
+        if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it was allowed (the record does not say the limit)" };
     term.kind = TerminationKind::Budget;
     term.budget = Some(Budget::Attempts);
     term.enforced_by = Some(crate::model::Enforcer::Harness);

@@ -131,6 +131,9 @@ struct RawStep<'a> {
     execution_time: Option<f64>,
     #[serde(default, borrow)]
     query: Option<Vec<&'a RawValue>>,
+    /// The environment after the action: `{"open_file", "working_dir"}`, a JSON string in 0.x.
+    #[serde(default)]
+    state: Value,
 }
 
 #[derive(Deserialize)]
@@ -247,6 +250,15 @@ impl Adapter for SweAgent {
         let exec: Vec<f64> = entries.iter().filter_map(|(_, e)| e.execution_time).collect();
         limits(&mut t, agent, trailing_timeouts, (!exec.is_empty()).then(|| exec.iter().sum()));
 
+        // The harness's own exit as the run's last entry (`exit_cost` with "Exit due to cost
+        // limit"): what stopped the run, said before the status of the submission that followed
+        // it (a fork that writes only `submitted` there leaves this the one record of the cause).
+        if let Some((_, e)) = entries.last()
+            && (e.thought.starts_with(HARNESS_EXIT) || e.response.starts_with(HARNESS_EXIT))
+            && let Some(exit) = Some(e.action.trim()).filter(|a| a.starts_with("exit_") && !a.contains(char::is_whitespace))
+        {
+            t.signals.status("trajectory[-1].action", exit);
+        }
         let own = match &doc.info.exit_status {
             Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
             Value::Number(n) => Some(n.to_string()),
@@ -366,6 +378,34 @@ fn text_call(response: &str, action: &str) -> Option<ToolCall> {
     Some(ToolCall { id: None, name, arguments: Value::Object(args), raw_arguments: None })
 }
 
+/// SWE-agent 0.x's file commands, which its shell defines and which write a file: `create
+/// PATH`, and `edit N:M` (with `insert N` and `append` in later bundles) on the file its window
+/// has open, which the entry's `state` names. As a call of that command with the file as `path`,
+/// the profile's editing tools take them for what they are; as shell input they were a program
+/// nobody knows.
+fn window_edit(action: &str, state: &Value) -> Option<ToolCall> {
+    let first_line = action.lines().next().unwrap_or("");
+    let mut words = first_line.split_whitespace();
+    let command = words.next()?;
+    let path = match command {
+        "create" => words.next()?.trim_matches(['"', '\'']).to_string(),
+        "edit" | "insert" | "append" => {
+            let state: Value = match state {
+                Value::String(s) => serde_json::from_str(s).ok()?,
+                other => other.clone(),
+            };
+            state.get("open_file").and_then(Value::as_str).filter(|f| !f.is_empty() && *f != "n/a")?.to_string()
+        }
+        _ => return None,
+    };
+    Some(ToolCall {
+        id: None,
+        name: command.to_string(),
+        arguments: serde_json::json!({ "path": path, "command": action }),
+        raw_arguments: None,
+    })
+}
+
 fn is_timeout(observation: &str) -> bool {
     observation.contains("EXECUTION TIMED OUT") || observation.contains("was cancelled because it took more than")
 }
@@ -473,7 +513,11 @@ impl Builder<'_> {
             let calls: Vec<ToolCall> = match reply.and_then(|(r, _)| r.tool_calls.as_ref()) {
                 Some(tcs) => tcs.iter().map(|c| tool_call(c.id.clone(), &c.function.name, &c.function.arguments)).collect(),
                 None if action.is_empty() => Vec::new(),
-                None => vec![text_call(&e.response, action).unwrap_or_else(|| self.call_from_action(action, function_calling, last))],
+                None => vec![
+                    text_call(&e.response, action)
+                        .or_else(|| (!function_calling).then(|| window_edit(action, &e.state)).flatten())
+                        .unwrap_or_else(|| self.call_from_action(action, function_calling, last)),
+                ],
             };
             let ids: Vec<Option<String>> = match reply.and_then(|(_, ids)| *ids) {
                 Some(ids) => ids.iter().cloned().map(Some).collect(),
