@@ -38,7 +38,37 @@ pub fn ended_on_consent<'t>(t: &'t Trajectory, acts: &[Action<'_>], p: &Profile)
     }
     let (u, _) = last_consent(t, p)?;
     let last_user = t.steps.iter().rev().find(|s| s.role == Role::User)?;
-    (u.index == last_user.index && p.user_ends.is_match(&u.text) && !changed_after(acts, u.index)).then_some(u)
+    // Consent to be handed to a person ends the episode as the user wanted: no change was left
+    // for the agent to make.
+    (u.index == last_user.index && p.user_ends.is_match(&u.text) && !changed_after(acts, u.index) && !p.asks_for_human.is_match(&u.text))
+        .then_some(u)
+}
+
+/// The sentences of a message, each with its closing mark.
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(['.', '?', '!', '\n']).filter(|s| !s.trim().is_empty())
+}
+
+/// What the user said yes to was being handed to a person: the sentences that consent name a
+/// person ("Yes, transfer me now!"); or, where they do not say what they agree to ("Yes."), every
+/// question or offer of the proposal was the hand-over ("Would you like me to transfer you to a
+/// human agent?"). A proposal that also asks to go ahead with a change ("If you want me to
+/// proceed, please reply with ... For the other booking, a human agent must help"), answered by
+/// a yes to the change, proposed that change.
+#[must_use]
+pub fn consents_to_a_hand_over(consent: &str, proposal: &str, p: &Profile) -> bool {
+    let saying: Vec<&str> = sentences(consent).filter(|s| p.consent.is_match(s.trim())).collect();
+    if !saying.is_empty() && saying.iter().all(|s| p.asks_for_human.is_match(s)) {
+        return true;
+    }
+    if saying.iter().any(|s| p.asks_for_human.is_match(s)) {
+        return false;
+    }
+    let asking: Vec<&str> = sentences(proposal).filter(|s| p.asks.is_match(s.trim_end()) || p.proposes.is_match(s)).collect();
+    if asking.is_empty() {
+        return p.asks_for_human.is_match(proposal);
+    }
+    asking.iter().all(|s| p.asks_for_human.is_match(s))
 }
 
 /// The user asked to be handed to a person before the agent's hand-over at `step`.

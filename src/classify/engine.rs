@@ -529,7 +529,7 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
     // then handed the user over).
     if let Some((u, proposal)) = dialogue::last_consent(t, p)
         && !dialogue::changed_after(acts, u.index)
-        && !p.asks_for_human.is_match(&proposal.text)
+        && !dialogue::consents_to_a_hand_over(&u.text, &proposal.text, p)
         && !dialogue::declined_after(t, u.index, p)
     {
         let mut e = on_steps(t, "plan-consented-not-done", "plan_without_execution", vec![proposal.index, u.index], head(&u.text));

@@ -54,6 +54,24 @@ pub fn tool_call(id: Option<String>, name: impl Into<String>, args: &Value) -> T
     ToolCall { id, name: name.into(), arguments, raw_arguments }
 }
 
+/// The text of a reply an agent wrapped as a JSON object of one string member
+/// (`{"message": "..."}`, as some tau2-bench leaderboard agents answer): the member is what the
+/// user was shown, and phrase rules read words, not JSON escapes. Anything else is kept as it is.
+#[must_use]
+pub fn unwrapped_reply(text: String) -> String {
+    let t = text.trim();
+    if !(t.starts_with('{') && t.ends_with('}')) {
+        return text;
+    }
+    match serde_json::from_str::<serde_json::Map<String, Value>>(t) {
+        Ok(m) if m.len() == 1 => match m.into_iter().next() {
+            Some((k, Value::String(v))) if matches!(k.as_str(), "message" | "content" | "response" | "text" | "reply") => v,
+            _ => text,
+        },
+        _ => text,
+    }
+}
+
 /// A task id as the tau-bench family writes it: a string, or a number in older files.
 #[must_use]
 pub fn task_string(v: &Value) -> String {
@@ -101,6 +119,14 @@ pub fn declared_tool(v: &Value) -> Option<DeclaredTool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_wrapped_in_one_json_member_is_its_text() {
+        assert_eq!(unwrapped_reply(r#"{"message":"Done.\nAnything else?"}"#.into()), "Done.\nAnything else?");
+        for kept in [r#"{"message": 1}"#, r#"{"message": "a", "id": 2}"#, r#"{"answer": "a"}"#, "{not json}", "plain"] {
+            assert_eq!(unwrapped_reply(kept.into()), kept);
+        }
+    }
 
     #[test]
     fn content_parts_and_strings() {

@@ -221,7 +221,13 @@ fn reasoning(raw: Option<&Value>, tokens: Option<&Tokens>) -> Option<Reasoning> 
 fn text_of(m: &RawMsg) -> String {
     let s = crate::ingest::adapters::shared::common::content_text(&m.content);
     let audio = m.is_audio == Some(true) && !s.contains(char::is_whitespace) && s.len() > 64;
-    if audio { "[audio]".into() } else { s }
+    if audio {
+        "[audio]".into()
+    } else if m.role == "assistant" {
+        crate::ingest::adapters::shared::common::unwrapped_reply(s)
+    } else {
+        s
+    }
 }
 
 fn calls_step(role: Role, text: String, calls: &[RawCall]) -> Step {
