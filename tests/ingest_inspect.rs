@@ -397,3 +397,43 @@ fn a_json_log_records_submissions_working_limits_and_timeouts() {
     let sp = e.signals.errors[0].span.unwrap();
     assert_eq!(&std::fs::read(&p).unwrap()[sp.offset as usize..(sp.offset + sp.len) as usize], b"TimeoutError: sandbox exec timed out");
 }
+
+/// A solver's own loop cap (`max_steps` among its plan arguments, ControlArena's control loop)
+/// stops a sample with no sample limit, event or error: the run that took as many turns as the
+/// cap and ended on a tool result ran out of steps; one that ended on its own reply before the
+/// cap did not (real shape: ControlArena bash runs of inspect-evals-log-viewer, n=395-404).
+#[test]
+fn a_solvers_step_cap_reached_with_no_recorded_end_is_the_steps_budget() {
+    let tmp = tempdir();
+    let turn = |i: usize| {
+        format!(
+            r#"{{"role": "assistant", "content": "", "tool_calls": [{{"id": "c{i}", "function": "bash", "arguments": {{"cmd": "make test"}}}}]}},
+    {{"role": "tool", "content": "FAILED", "tool_call_id": "c{i}", "function": "bash"}}"#
+        )
+    };
+    let capped = format!(
+        r#"{{"id": "capped", "epoch": 1, "messages": [{{"role": "user", "content": "fix it"}}, {}, {}, {}], "scores": {{"main_task_correctness": {{"value": "I"}}}}}}"#,
+        turn(1),
+        turn(2),
+        turn(3)
+    );
+    let early = format!(
+        r#"{{"id": "early", "epoch": 1, "messages": [{{"role": "user", "content": "fix it"}}, {}, {{"role": "assistant", "content": "I could not fix it."}}], "scores": {{"main_task_correctness": {{"value": "I"}}}}}}"#,
+        turn(1)
+    );
+    let body = format!(
+        r#"{{"version": 2, "status": "success", "eval": {{"run_id": "r", "created": "2026-03-01T10:00:00+00:00", "task": "bash_task", "model": "m", "dataset": {{}}, "config": {{}}}},
+ "plan": {{"name": "plan", "steps": [{{"solver": "control_arena/control_loop", "params": {{"protocol": "SimpleProtocol", "max_steps": 3}}}}], "config": {{}}}},
+ "samples": [{capped}, {early}]}}"#
+    );
+    let p = tmp.path().join("capped.json");
+    std::fs::write(&p, body).unwrap();
+    let (ts, s) = ingest(&[&p]);
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    let c = find(&ts, "capped", 0);
+    assert_eq!((c.signals.limits.steps, c.signals.consumed.steps), (Some(3.0), Some(3.0)));
+    assert_eq!((c.termination.kind, c.termination.budget), (TerminationKind::Budget, Some(Budget::Steps)));
+    assert_eq!(c.termination.rule.as_deref(), Some(coroner::model::STEPS_RAN_OUT));
+    let e = find(&ts, "early", 0);
+    assert_ne!(e.termination.kind, TerminationKind::Budget, "an end of its own before the cap");
+}

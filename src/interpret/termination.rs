@@ -123,9 +123,30 @@ pub fn decide(t: &mut Trajectory, p: &Profile, report: &mut Report) {
         report.fired.push(id.clone());
     }
     answers_ran_out(t, &mut term);
+    steps_ran_out(t, &mut term);
     fill_amounts(t, &mut term);
     stalled_past_clock(t, &mut term);
     t.termination = term;
+}
+
+/// A run with no recorded end that took as many steps as its recorded step limit: the limit
+/// ended it (a solver's own loop cap, which leaves no sample limit, no event and no error behind,
+/// only the turns it allowed).
+fn steps_ran_out(t: &Trajectory, term: &mut Termination) {
+    if term.kind != TerminationKind::Unknown {
+        return;
+    }
+    let (Some(limit), Some(used)) = (t.signals.limits.steps, t.signals.consumed.steps) else { return };
+    if limit <= 0.0 || used < limit {
+        return;
+    }
+    term.kind = TerminationKind::Budget;
+    term.budget = Some(Budget::Steps);
+    term.enforced_by = Some(crate::model::Enforcer::Harness);
+    term.limit = Some(limit);
+    term.consumed = Some(used);
+    term.detail = Some(format!("no end was recorded, and the run took {used} steps of its {limit}-step limit"));
+    term.rule = Some(crate::model::STEPS_RAN_OUT.into());
 }
 
 /// A solver that takes several answers goes on after a wrong one while it has answers left

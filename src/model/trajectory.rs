@@ -284,6 +284,10 @@ pub const STALLED_PAST_CLOCK: &str = "stalled-past-clock";
 /// others: its answer limit ended it (budget `attempts`), decided by the interpretation itself.
 pub const ANSWERS_RAN_OUT: &str = "answers-ran-out";
 
+/// `Termination::rule` of a run with no recorded end that took as many steps as its recorded
+/// step limit, decided by the interpretation itself.
+pub const STEPS_RAN_OUT: &str = "steps-ran-out";
+
 /// Why the run ended and who ended it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Termination {

@@ -38,6 +38,14 @@ pub fn record(t: &mut Trajectory, s: &RawSample<'_>, at: &SampleSource<'_>, ctx:
         let span = at.span_of(&e.message).or_else(|| at.span_of(raw.get()));
         t.signals.error("sample.error", e.message.as_ref()).with_span(span);
     }
+    if let Some(cap) = ctx.max_steps
+        && t.signals.limits.steps.is_none()
+    {
+        #[expect(clippy::cast_precision_loss, reason = "a count of turns")]
+        let turns = t.steps.iter().filter(|x| x.role == Role::Assistant).count() as f64;
+        t.signals.limits.steps = Some(cap);
+        t.signals.consumed.steps = Some(turns);
+    }
     if let Some(sub) = &ctx.submissions {
         // The messages lose the answer that ended a react loop (its text is moved into the
         // reply); the tool events keep every answer that ran.

@@ -92,6 +92,9 @@ pub struct LogContext {
     pub solver: Option<String>,
     pub status: Option<String>,
     pub submissions: Option<Submissions>,
+    /// A solver's own cap on its loop (`max_steps`, `max_turns`, `max_iterations` among a plan
+    /// step's arguments), which stops it without a sample limit or any other record.
+    pub max_steps: Option<f64>,
     /// Facts about the header every record must carry (missing, in progress, unreadable).
     pub notes: Vec<String>,
 }
@@ -109,7 +112,12 @@ impl LogContext {
             .as_ref()
             .and_then(|a| Submissions::from_step(spec.solver.as_deref().unwrap_or_default(), a))
             .or_else(|| steps.iter().find_map(|s| Submissions::from_step(&s.solver, &s.params)));
+        let max_steps = steps
+            .iter()
+            .find_map(|s| ["max_steps", "max_turns", "max_iterations"].iter().find_map(|k| num(s.params.get(*k))))
+            .filter(|n| *n > 0.0);
         Self {
+            max_steps,
             task: spec.task,
             model: spec.model,
             inspect_version: spec.packages.as_ref().and_then(|p| p.get("inspect_ai")).cloned(),
