@@ -1355,8 +1355,28 @@ const CLOSING_REPLIES: usize = 5;
 fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) {
     let since = changes.last().map_or(0, |i| acts[i].at.step as usize);
     let mut seen: Vec<String> = Vec::new();
-    for s in super::mechanics::closing_replies(t, since) {
+    // The closing replies, latest first; a one-line reply that says something before it
+    // introduces what follows ("Good! The patch looks correct. Now let me submit it:") is read
+    // too, without taking a closing reply's place.
+    let replies = t.steps[since.min(t.steps.len())..].iter().rev().filter(|s| s.role == Role::Assistant && s.is_main_agent());
+    for s in replies {
         let text = final_text(s);
+        if super::mechanics::says_before_introducing(&s.text) {
+            if p.resignation.is_match(&text) {
+                return;
+            }
+            if let Some(mm) = super::mechanics::claim(p, &text) {
+                let ex = window(&text, mm.range());
+                if s.evidence_texts().iter().any(|x| x.contains(ex)) {
+                    f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![s.index], ex));
+                }
+                return;
+            }
+            continue;
+        }
+        if !super::mechanics::has_prose(&text) {
+            continue;
+        }
         // A reply pasted again (a harness that repeats its final message) is one reply.
         if seen.iter().any(|x| x.trim() == text.trim()) {
             continue;

@@ -29,9 +29,21 @@ pub fn closing_replies(t: &Trajectory, since: usize) -> impl Iterator<Item = &St
         .filter(|s| has_prose(&final_text(s)))
 }
 
+/// A reply of one line that introduces what follows ("Now let me submit it:") but says
+/// something first ("Good! The patch looks correct. Now let me submit it:"): not a closing reply
+/// of its own, but its first sentences can still claim success.
+#[must_use]
+pub fn says_before_introducing(text: &str) -> bool {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    match (lines.next(), lines.next()) {
+        (Some(one), None) if !one.starts_with("```") => one.strip_suffix(':').is_some_and(|head| head.contains(['.', '!', '?'])),
+        _ => false,
+    }
+}
+
 /// Whether `text` says something outside its fenced code blocks, beyond one line that only
 /// introduces them ("Here's the final diff:").
-fn has_prose(text: &str) -> bool {
+pub fn has_prose(text: &str) -> bool {
     let mut fenced = false;
     let mut lines = Vec::new();
     for line in text.lines() {
