@@ -1093,8 +1093,9 @@ fn checks_itself(a: &Action<'_>) -> bool {
 
 /// A check: a test runner, a test script, or a program it ran to see what its change does.
 fn checks(a: &Action<'_>) -> bool {
-    // A check the harness killed for time gave no result: it checked nothing.
-    !a.timed_out && (a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py")))
+    // A check the harness killed for time gave no result: it checked nothing. One whose output
+    // says it passed or failed did check, whatever else its output mentions timing out.
+    !(a.timed_out && a.passed.is_none()) && (a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py")))
 }
 
 /// A command that looks at what `change` wrote (`cat out.txt`, `ls /app/out`): in a workspace
@@ -1151,7 +1152,7 @@ fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
 /// change does through the program's own entry point.
 fn runs_the_package(b: &Action<'_>, files: &[String]) -> bool {
     const GENERIC: &[&str] = &["src", "lib", "libs", "app", "bin", "scripts", "tests", "test", "docs", "doc", "tools", "pkg"];
-    let Some(cmd) = b.command.as_deref().filter(|_| !b.timed_out) else { return false };
+    let Some(cmd) = b.command.as_deref().filter(|_| !(b.timed_out && b.passed.is_none())) else { return false };
     let Some(commands) = super::simple_command::split(cmd) else { return false };
     let packages: Vec<&str> = files
         .iter()
