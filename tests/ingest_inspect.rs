@@ -363,6 +363,12 @@ fn a_json_log_records_submissions_working_limits_and_timeouts() {
         call("c2", "2"),
         call("c3", "3")
     );
+    let unscored = format!(
+        r#"{{"id": "unscored", "epoch": 1, "messages": [{{"role": "user", "content": "guess"}}, {}, {}, {}]}}"#,
+        call("u1", "1"),
+        call("u2", "2"),
+        call("u3", "3")
+    );
     let working = r#"{"id": "slow", "epoch": 1, "messages": [{"role": "user", "content": "go"}], "working_time": 61.5, "total_time": 300.0,
   "limit": {"type": "working", "limit": 60}, "scores": {"match": {"value": "I"}}}"#;
     let timeout = r#"{"id": "stuck", "epoch": 1, "messages": [{"role": "user", "content": "go"}],
@@ -370,7 +376,7 @@ fn a_json_log_records_submissions_working_limits_and_timeouts() {
     let body = format!(
         r#"{{"version": 2, "status": "success", "eval": {{"run_id": "r", "created": "2026-03-01T10:00:00+00:00", "task": "t", "model": "m", "dataset": {{}}, "config": {{}}}},
  "plan": {{"name": "plan", "steps": [{{"solver": "basic_agent", "params": {{"max_attempts": 3}}}}], "config": {{}}}},
- "samples": [{used_up}, {working}, {timeout}]}}"#
+ "samples": [{used_up}, {unscored}, {working}, {timeout}]}}"#
     );
     let p = tmp.path().join("attempts.json");
     std::fs::write(&p, body).unwrap();
@@ -381,7 +387,10 @@ fn a_json_log_records_submissions_working_limits_and_timeouts() {
     let g = find(&ts, "guess", 0);
     assert_eq!((g.signals.limits.attempts, g.signals.consumed.attempts), (Some(3.0), Some(3.0)));
     assert_eq!(g.termination.raw.as_deref(), Some("tool:submit"));
-    // Three answers of three, the last wrong: the answer limit ended the run (DESIGN.md).
+    // Three answers of three, the last wrong: the answer limit ended the run (DESIGN.md). The same
+    // answers with no score say nothing of the last one: not a budget.
+    let unscored = find(&ts, "unscored", 0);
+    assert_eq!(unscored.termination.kind, TerminationKind::AgentFinished, "{:?}", unscored.termination);
     assert_eq!((g.termination.kind, g.termination.budget), (TerminationKind::Budget, Some(Budget::Attempts)));
     assert_eq!((g.termination.limit, g.termination.consumed), (Some(3.0), Some(3.0)));
 

@@ -36,12 +36,15 @@ pub fn ended_on_consent<'t>(t: &'t Trajectory, acts: &[Action<'_>], p: &Profile)
     if p.user_ends.list.is_empty() {
         return None;
     }
-    let (u, _) = last_consent(t, p)?;
+    let (u, proposal) = last_consent(t, p)?;
     let last_user = t.steps.iter().rev().find(|s| s.role == Role::User)?;
     // Consent to be handed to a person ends the episode as the user wanted: no change was left
     // for the agent to make.
-    (u.index == last_user.index && p.user_ends.is_match(&u.text) && !changed_after(acts, u.index) && !p.asks_for_human.is_match(&u.text))
-        .then_some(u)
+    (u.index == last_user.index
+        && p.user_ends.is_match(&u.text)
+        && !changed_after(acts, u.index)
+        && !consents_to_a_hand_over(&u.text, &proposal.text, p))
+    .then_some(u)
 }
 
 /// The sentences of a message, each with its closing mark.

@@ -19,16 +19,6 @@ pub fn reply_before(t: &Trajectory, end: usize) -> Option<&Step> {
     t.steps[..end.min(t.steps.len())].iter().rev().find(|s| s.role == Role::Assistant && s.is_main_agent())
 }
 
-/// The main agent's replies with words in them, from the last back to step `since` (not before
-/// it): a reply that only calls tools, or only pastes code or a diff, says nothing.
-pub fn closing_replies(t: &Trajectory, since: usize) -> impl Iterator<Item = &Step> {
-    t.steps[since.min(t.steps.len())..]
-        .iter()
-        .rev()
-        .filter(|s| s.role == Role::Assistant && s.is_main_agent())
-        .filter(|s| has_prose(&final_text(s)))
-}
-
 /// A reply of one line that introduces what follows ("Now let me submit it:") but says
 /// something first ("Good! The patch looks correct. Now let me submit it:"): not a closing reply
 /// of its own, but its first sentences can still claim success.

@@ -155,7 +155,8 @@ fn steps_ran_out(t: &Trajectory, term: &mut Termination) {
 /// "an answer-submission limit ended the run"). Where the log does not say the limit, the
 /// answers taken are it. One answer of one allowed is the agent's own end.
 fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
-    if term.kind != TerminationKind::AgentFinished || t.outcome.status == crate::model::OutcomeStatus::Passed {
+    // Only a wrong last answer says the answers ran out: an unscored or errored run says nothing.
+    if term.kind != TerminationKind::AgentFinished || t.outcome.status != crate::model::OutcomeStatus::Failed {
         return;
     }
     let Some(used) = t.signals.consumed.attempts else { return };
@@ -172,6 +173,7 @@ fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
     term.consumed = Some(used);
     term.detail = Some(format!("the run handed in {used} answers, {said}, and stopped on the last, which failed"));
     term.rule = Some(crate::model::ANSWERS_RAN_OUT.into());
+    term.gave_up = false;
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness

@@ -23,7 +23,7 @@ pub fn literals(pattern: &str) -> Option<Vec<String>> {
     needs(&hir)
 }
 
-/// The longest single literal of [`literals`], where the pattern needs one in particular.
+/// The literal of [`literals`] where the pattern needs one in particular (no alternation of them).
 #[must_use]
 pub fn literal(pattern: &str) -> Option<String> {
     literals(pattern).filter(|v| v.len() == 1).and_then(|mut v| v.pop())

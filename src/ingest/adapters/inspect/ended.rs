@@ -42,7 +42,7 @@ pub fn record(t: &mut Trajectory, s: &RawSample<'_>, at: &SampleSource<'_>, ctx:
         && t.signals.limits.steps.is_none()
     {
         #[expect(clippy::cast_precision_loss, reason = "a count of turns")]
-        let turns = t.steps.iter().filter(|x| x.role == Role::Assistant).count() as f64;
+        let turns = t.steps.iter().filter(|x| x.role == Role::Assistant && x.is_main_agent()).count() as f64;
         t.signals.limits.steps = Some(cap);
         t.signals.consumed.steps = Some(turns);
     }

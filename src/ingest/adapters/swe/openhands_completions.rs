@@ -47,20 +47,23 @@ pub struct OpenHandsCompletions;
 /// directory's calls.
 fn call_time(path: &Path) -> Option<f64> {
     let stem = path.file_stem()?.to_str()?;
-    stem.rsplit_once('-')?.1.parse().ok()
+    stem.rsplit_once('-')?.1.parse::<f64>().ok().filter(|x| x.is_finite())
 }
 
 /// The model a completion file is named for.
 fn model_of(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
     let (model, time) = stem.rsplit_once('-')?;
-    time.parse::<f64>().ok().map(|_| model.to_string()).filter(|m| !m.is_empty())
+    time.parse::<f64>().ok().filter(|x| x.is_finite()).map(|_| model.to_string()).filter(|m| !m.is_empty())
 }
 
 /// The directory's completion files, latest last (by the time in the name, then the name).
 fn calls_in(dir: &Path, files: &FileSet) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = files.iter().filter(|(p, a)| *a == &Some(NAME) && p.parent() == Some(dir)).map(|(p, _)| p.clone()).collect();
-    v.sort_by(|a, b| call_time(a).partial_cmp(&call_time(b)).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.cmp(b)));
+    // Finite times only (`call_time`), so this is a total order whatever the names say.
+    v.sort_by(|a, b| {
+        call_time(a).unwrap_or(f64::NEG_INFINITY).total_cmp(&call_time(b).unwrap_or(f64::NEG_INFINITY)).then_with(|| a.cmp(b))
+    });
     v
 }
 
@@ -163,5 +166,11 @@ mod tests {
         assert_eq!(a.companions(&f("m-1743405800.25.json"), &files), vec![f("m-1743405792.5.json"), f("m-1743405799.json")]);
         assert!(a.companions(&f("m-1743405799.json"), &files).is_empty(), "an earlier call claims nothing");
         assert_eq!(model_of(&f("Claude-3.5-Sonnet(Oct)-1743405792.1166046.json")).as_deref(), Some("Claude-3.5-Sonnet(Oct)"));
+        // Names a hostile run could choose: no time, not a number, not finite.
+        let mut odd = FileSet::new();
+        for n in ["a-2.json", "z-1.json", "m-NaN.json", "q-inf.json", "plain.json"] {
+            odd.insert(f(n), Some(NAME));
+        }
+        assert_eq!(calls_in(dir, &odd).last(), Some(&f("a-2.json")), "the latest finite time, the rest in a total order");
     }
 }

@@ -273,7 +273,9 @@ impl Adapter for SweAgent {
                 Some(s.clone())
             }
             // A file saved before the run ended: the batch's run_batch_exit_statuses.yaml may know.
-            None => batch_status(&mut t, ctx, &task, &unit.primary.path).then(|| t.signals.statuses[0].text.clone()),
+            None => {
+                batch_status(&mut t, ctx, &task, &unit.primary.path).then(|| t.signals.statuses.last().map(|x| x.text.clone())).flatten()
+            }
         };
         match status {
             // `submitted (X)`: X stopped the run, then the harness submitted the workspace diff.
@@ -359,8 +361,6 @@ fn lost_call_name(complaint: &str) -> Option<String> {
     Some(re.captures(complaint)?.get(1)?.as_str().to_string())
 }
 
-/// Observations of a command the harness killed for running too long: its timeout templates
-/// (0.x and ≥1.0 wording). The harness counts these toward `exit_command_timeout`.
 /// The call of an `xml_function_calling` reply, which keeps no structured call: the reply's
 /// `<function=…>` block, when the action the harness built from it starts with that tool's name
 /// (a `bash` call's action is the bare command, already the call as `call_from_action` makes it).
@@ -406,6 +406,8 @@ fn window_edit(action: &str, state: &Value) -> Option<ToolCall> {
     })
 }
 
+/// Observations of a command the harness killed for running too long: its timeout templates
+/// (0.x and ≥1.0 wording). The harness counts these toward `exit_command_timeout`.
 fn is_timeout(observation: &str) -> bool {
     observation.contains("EXECUTION TIMED OUT") || observation.contains("was cancelled because it took more than")
 }
