@@ -1362,30 +1362,16 @@ fn claimed_done(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Prof
     let replies = t.steps[since.min(t.steps.len())..].iter().rev().filter(|s| s.role == Role::Assistant && s.is_main_agent());
     for s in replies {
         let text = final_text(s);
-        if super::mechanics::says_before_introducing(&s.text) {
-            if p.resignation.is_match(&text) {
-                return;
+        if !super::mechanics::says_before_introducing(&s.text) {
+            // A reply pasted again (a harness that repeats its final message) is one reply.
+            if !super::mechanics::has_prose(&text) || seen.iter().any(|x| x.trim() == text.trim()) {
+                continue;
             }
-            if let Some(mm) = super::mechanics::claim(p, &text) {
-                let ex = window(&text, mm.range());
-                if s.evidence_texts().iter().any(|x| x.contains(ex)) {
-                    f.flag("false_done", on_steps(t, "flag-false-done", "false_done", vec![s.index], ex));
-                }
-                return;
+            if seen.len() == CLOSING_REPLIES {
+                break;
             }
-            continue;
+            seen.push(text.clone());
         }
-        if !super::mechanics::has_prose(&text) {
-            continue;
-        }
-        // A reply pasted again (a harness that repeats its final message) is one reply.
-        if seen.iter().any(|x| x.trim() == text.trim()) {
-            continue;
-        }
-        if seen.len() == CLOSING_REPLIES {
-            break;
-        }
-        seen.push(text.clone());
         if p.resignation.is_match(&text) {
             return;
         }
