@@ -140,13 +140,21 @@ fn steps_ran_out(t: &Trajectory, term: &mut Termination) {
     if limit <= 0.0 || used < limit {
         return;
     }
+    let detail = format!("no end was recorded, and the run took {used} steps of its {limit}-step limit");
+    harness_budget(term, Budget::Steps, limit, used, detail, crate::model::STEPS_RAN_OUT);
+}
+
+/// The run ended on `budget`, which the harness enforced, as the interpretation itself decided
+/// (`rule`): the agent did not give up, the limit stopped it.
+fn harness_budget(term: &mut Termination, budget: Budget, limit: f64, used: f64, detail: String, rule: &str) {
     term.kind = TerminationKind::Budget;
-    term.budget = Some(Budget::Steps);
+    term.budget = Some(budget);
     term.enforced_by = Some(crate::model::Enforcer::Harness);
     term.limit = Some(limit);
     term.consumed = Some(used);
-    term.detail = Some(format!("no end was recorded, and the run took {used} steps of its {limit}-step limit"));
-    term.rule = Some(crate::model::STEPS_RAN_OUT.into());
+    term.detail = Some(detail);
+    term.rule = Some(rule.into());
+    term.gave_up = false;
 }
 
 /// A solver that takes several answers goes on after a wrong one while it has answers left
@@ -166,14 +174,8 @@ fn answers_ran_out(t: &Trajectory, term: &mut Termination) {
     }
     let said =
         if t.signals.limits.attempts.is_some() { "its limit" } else { "as many as it was allowed (the record does not say the limit)" };
-    term.kind = TerminationKind::Budget;
-    term.budget = Some(Budget::Attempts);
-    term.enforced_by = Some(crate::model::Enforcer::Harness);
-    term.limit = Some(limit);
-    term.consumed = Some(used);
-    term.detail = Some(format!("the run handed in {used} answers, {said}, and stopped on the last, which failed"));
-    term.rule = Some(crate::model::ANSWERS_RAN_OUT.into());
-    term.gave_up = false;
+    let detail = format!("the run handed in {used} answers, {said}, and stopped on the last, which failed");
+    harness_budget(term, Budget::Attempts, limit, used, detail, crate::model::ANSWERS_RAN_OUT);
 }
 
 /// How far past its limit a wall clock must have run before the overrun says the harness
