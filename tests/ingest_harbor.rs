@@ -217,3 +217,42 @@ fn verifier_reports_that_do_not_read_or_are_huge_leave_the_verdict_to_the_reward
     assert!(t.notes.iter().any(|n| n.ends_with("verifier/test-stdout.txt is over 64 MB; not read")), "{:?}", t.notes);
     assert!(!t.provenance.files.iter().any(|f| f.role == "verifier_output"));
 }
+
+/// OpenClaw's ATIF writes each tool result as an `agent` step without calls, naming the call it
+/// answers in `extra.tool_call_id` (the public Terminal-Bench 2.0 job of OpenClaw + GLM-5): the
+/// steps are results of those calls, not replies, and the session that stops on an unanswered
+/// call is a truncated log.
+#[test]
+fn openclaw_result_steps_answer_earlier_calls_and_a_session_cut_on_a_call_is_truncated() {
+    let dir = samples("harbor-openclaw/job-2026-04-15__10-00-00");
+    let (ts, _) = ingest(&[&dir]);
+    let caffe = by_task(&ts, "build-caffe");
+    assert_eq!(caffe.harness, "openclaw");
+    // user, then reply/result pairs; the last reply's poll has no result.
+    let roles: Vec<Role> = caffe.steps.iter().map(|s| s.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant, Role::Tool, Role::Assistant]);
+    assert!(caffe.steps[2].text.is_empty(), "a result step's message is the result, not a reply");
+    let answered: Vec<bool> = caffe.calls().map(|(r, _)| caffe.result_of(r).is_some()).collect();
+    assert_eq!(answered, [true, true, false]);
+    let r = caffe.result_of(caffe.calls().nth(1).unwrap().0).unwrap();
+    assert!(r.output.starts_with("Command still running"));
+    assert_eq!(r.exit_code, Some(0));
+    assert_eq!(caffe.termination.kind, TerminationKind::Infrastructure);
+    assert_eq!(caffe.termination.rule.as_deref(), Some(coroner::model::TRUNCATED_LOG));
+    assert!(caffe.termination.detail.as_deref().unwrap().contains("(process) never got a result"));
+    // A run that ends on a reply without a call ended itself.
+    let vm = by_task(&ts, "write-vm");
+    assert_eq!(vm.termination.kind, TerminationKind::AgentStoppedWithoutFinish);
+    assert_eq!(vm.steps.iter().filter(|s| s.role == Role::Assistant).count(), 3);
+}
+
+/// A log of model calls never records its last call's result (OpenHands completion logs): the
+/// missing result there is how the record ends, not a cut.
+#[test]
+fn a_format_that_never_records_the_last_result_is_not_truncated() {
+    let (ts, _) = ingest(&[&samples("openhands/completions")]);
+    let t = by_task(&ts, "acme__ledger-213");
+    assert!(t.signals.last_result_unrecorded);
+    assert!(t.calls().last().is_some_and(|(r, _)| t.result_of(r).is_none()));
+    assert_eq!(t.termination.kind, TerminationKind::Unknown);
+}

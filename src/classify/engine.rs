@@ -55,14 +55,20 @@ impl Classifier {
         let changes = changes::analyse(&acts, t.submission.as_deref(), |f| p.test_files.is_match(f) || p.doc_files.is_match(f));
         let mut f = Findings::default();
         let unknown = tool_findings(t, &acts, &oracle, &mut f);
-        let m = mechanics::compute(t, &acts, &changes, p, unknown);
+        let mut m = mechanics::compute(t, &acts, &changes, p, unknown);
         let failed = matches!(t.outcome.status, OutcomeStatus::Failed | OutcomeStatus::Partial | OutcomeStatus::Errored);
+        let limits = Options { step_limit: self.options.step_limit.or(p.step_limit), ..self.options.clone() };
+        // A log cut on an unanswered call when the run had used its configured limit was cut by
+        // the limit: the interpretation, which does not see limits given on the command line,
+        // could only call it truncated.
+        if t.termination.rule.as_deref() == Some(crate::model::TRUNCATED_LOG) && consumed_limit(t, &m, &limits).is_some() {
+            m.termination = TerminationKind::Unknown;
+        }
 
         flags(t, &acts, &m, &mut f);
         if failed {
             infrastructure(t, &acts, &m, p, &mut f);
             tests_broken_in_image(t, &acts, &m, p, &mut f);
-            let limits = Options { step_limit: self.options.step_limit.or(p.step_limit), ..self.options.clone() };
             budget(t, &acts, &m, p, &limits, &mut f);
             plan(t, &acts, &m, p, &mut f);
             resignation(t, &acts, &changes, &m, p, &mut f);
@@ -296,10 +302,27 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
         // What the interpretation found beyond the status (a stall behind a clock) is what a
         // reader checks; the field the status came from otherwise.
         let detail = match (&t.termination.rule, &t.termination.detail) {
-            (Some(r), Some(d)) if r == crate::model::STALLED_PAST_CLOCK => Some(d.clone()),
+            (Some(r), Some(d)) if r == crate::model::STALLED_PAST_CLOCK || r == crate::model::TRUNCATED_LOG => Some(d.clone()),
             _ => t.termination.source.clone(),
         };
-        f.class("infrastructure", on_status(t, "infra-termination", "infrastructure", ex, detail));
+        // A truncated log has no status to point at: its last step is what a reader checks.
+        let cut = t.termination.rule.as_deref() == Some(crate::model::TRUNCATED_LOG);
+        let e = match t.steps.iter().rposition(|s| s.is_main_agent() && s.role == Role::Assistant).filter(|_| cut) {
+            Some(last) => {
+                let step = &t.steps[last];
+                let mut e = on_steps(
+                    t,
+                    "infra-termination",
+                    "infrastructure",
+                    vec![step.index],
+                    step.tool_calls.first().map_or("", |c| c.name.as_str()),
+                );
+                e.detail = detail;
+                e
+            }
+            None => on_status(t, "infra-termination", "infrastructure", ex, detail),
+        };
+        f.class("infrastructure", e);
     }
     // A harness that crashed on its own bug ended the run from outside the model as much as a
     // failed container did.
@@ -540,6 +563,11 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
     if m.successful_mutations > 0 || p.task_kind != "code" || acts.iter().any(|a| !a.misfired.is_empty() && a.ok != Some(false)) {
         return;
     }
+    if let Some((step, ex)) = announced_at_end(t, m, p) {
+        let mut e = on_steps(t, "plan-announced-at-end", "plan_without_execution", vec![step], ex);
+        e.detail = Some("the run ended on this reply, which announces a change and makes no call; nothing was changed before it".into());
+        f.class("plan_without_execution", e);
+    }
     let plans: Vec<(u32, &str)> = t
         .steps
         .iter()
@@ -566,6 +594,26 @@ fn plan(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profile, f: &mut
         e.detail = Some(format!("{} of {} replies did not parse into an action", m.format_errors, m.assistant_turns));
         f.class("plan_without_execution", e);
     }
+}
+
+/// The run ended on a reply without a call whose last sentence announces the change the agent
+/// is about to make ("Now I have all the information I need. Let me create the MIPS interpreter
+/// in JavaScript:"): the change was announced and never issued. Only in a run that changed
+/// nothing (the caller's condition, as for every plan without execution); not a reply that
+/// claims it is done, and not an offer on a condition.
+fn announced_at_end<'t>(t: &'t Trajectory, m: &Mechanics, p: &Profile) -> Option<(u32, &'t str)> {
+    if m.termination != TerminationKind::AgentStoppedWithoutFinish || m.final_message == FinalMessage::ClaimsDone {
+        return None;
+    }
+    let step = mechanics::final_reply(t).filter(|s| s.tool_calls.is_empty())?;
+    let text = step.text.trim_end();
+    let mm = p.announces.find_iter(text).into_iter().last()?;
+    // Nothing but the sentence's own end after it: no further sentence, line or question.
+    let rest = text[mm.end()..].trim_end_matches([':', '.', '!', '…', ' ']);
+    if rest.contains(['.', '!', '?', '\n']) || conditional(text, mm.start()) {
+        return None;
+    }
+    Some((step.index, window(text, mm.range())))
 }
 
 /// Whether the sentence holding `at` opens with a condition on the user or on what the agent is

@@ -94,6 +94,7 @@ impl Case {
             log_lines: signals(&self.log_lines),
             limits: self.limits.clone(),
             consumed: self.consumed.clone(),
+            last_result_unrecorded: false,
         };
         if !self.outputs.is_empty() || self.error_type.is_some() {
             let outputs = if self.outputs.is_empty() { vec![String::new()] } else { self.outputs.clone() };

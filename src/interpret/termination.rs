@@ -251,7 +251,7 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
         return term;
     }
     if !s.tool_calls.is_empty() || s.format_error.is_some() {
-        return Termination::unknown();
+        return cut_mid_call(t, i).unwrap_or_else(Termination::unknown);
     }
     // A message after the last reply that the agent never answered: the run was cut.
     if t.steps[i + 1..].iter().any(|x| x.is_main_agent() && x.role == Role::User) {
@@ -269,6 +269,26 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
     };
     term.source = Some("last agent step".into());
     term
+}
+
+/// The main agent's last reply (step `i`) made calls that never got a result, in a record that
+/// pairs results with calls elsewhere, and nothing follows it: the log stops mid-run, with no
+/// end, no answer and no error recorded (DESIGN.md: infrastructure, a truncated log). A record
+/// that pairs no result at all, or never records its last call's, says nothing by a missing one.
+fn cut_mid_call(t: &Trajectory, i: usize) -> Option<Termination> {
+    let paired_before = t.steps[..i].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| (c.step as usize) < i));
+    let answered = t.steps[i..].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| c.step as usize == i));
+    if t.signals.last_result_unrecorded || !paired_before || answered || t.steps[i + 1..].iter().any(|s| s.role != Role::Tool) {
+        return None;
+    }
+    let calls = t.steps[i].tool_calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+    let mut term = Termination::of(TerminationKind::Infrastructure);
+    term.rule = Some(crate::model::TRUNCATED_LOG.into());
+    term.source = Some("last agent step".into());
+    term.detail = Some(format!(
+        "the log stops at step {i}: its call ({calls}) never got a result, and no end, answer or error was recorded (a truncated log)"
+    ));
+    Some(term)
 }
 
 /// A shell call whose command is the harness's finish protocol (mini-swe-agent echoes its

@@ -37,6 +37,11 @@ pub struct Signals {
     /// What the run used of each, when the format records it.
     #[serde(default, skip_serializing_if = "Amounts::is_empty")]
     pub consumed: Amounts,
+    /// The format never records the result of the run's last call (a log of model calls, each
+    /// holding the conversation before it): a last call without a result is how every such
+    /// record ends, not a sign that the log was cut.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last_result_unrecorded: bool,
 }
 
 impl Signals {
@@ -47,6 +52,7 @@ impl Signals {
             && self.log_lines.is_empty()
             && self.limits.is_empty()
             && self.consumed.is_empty()
+            && !self.last_result_unrecorded
     }
 
     pub fn status(&mut self, field: impl Into<String>, text: impl Into<String>) -> &mut Signal {

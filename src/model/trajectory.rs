@@ -280,6 +280,11 @@ pub struct Tokens {
 /// infrastructure end, decided by the interpretation itself rather than by a profile entry.
 pub const STALLED_PAST_CLOCK: &str = "stalled-past-clock";
 
+/// `Termination::rule` of a log that stops on a call whose result never came, with no end, no
+/// answer and no error recorded: a truncated log, an infrastructure end (DESIGN.md, "Decisions
+/// on hard cases"), decided by the interpretation itself.
+pub const TRUNCATED_LOG: &str = "truncated-log";
+
 /// `Termination::rule` of a run that stopped on a wrong answer after the solver had taken
 /// others: its answer limit ended it (budget `attempts`), decided by the interpretation itself.
 pub const ANSWERS_RAN_OUT: &str = "answers-ran-out";

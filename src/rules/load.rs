@@ -32,6 +32,7 @@ pub const IMPLEMENTED_RULES: &[&str] = &[
     "plan-in-text",
     "plan-replies-never-parsed",
     "plan-consented-not-done",
+    "plan-announced-at-end",
     "resign-explicit",
     "resign-silent",
     "resign-empty-submission",

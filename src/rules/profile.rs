@@ -177,6 +177,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub plan: Vec<Spanned<String>>,
     #[serde(default)]
+    pub announces: Vec<Spanned<String>>,
+    #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
     #[serde(default)]
     pub api_error: Vec<Spanned<String>>,
@@ -422,6 +424,9 @@ pub struct Profile {
     /// never ran as a command.
     pub continuation_prompt: Option<String>,
     pub plan: Phrases,
+    /// A reply announcing the change it is about to make ("Let me create the interpreter:"):
+    /// as the last words of a run that then ended, a change never issued.
+    pub announces: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
     pub test_files: Phrases,
@@ -534,6 +539,7 @@ impl Profile {
             writes_show_their_effect: layers.iter().rev().find_map(|(_, _, r)| r.writes_show_their_effect).unwrap_or(false),
             continuation_prompt: layers.iter().rev().find_map(|(_, _, r)| r.continuation_prompt.clone()),
             plan: phrases(&|r| &r.phrases.plan)?,
+            announces: phrases(&|r| &r.phrases.announces)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
             api_error: phrases(&|r| &r.phrases.api_error)?,
             test_files: phrases(&|r| &r.phrases.test_files)?,

@@ -141,6 +141,7 @@ impl Adapter for OpenHandsCompletions {
             t.notes.push(format!("last model call at unix time {ts}"));
         }
         b.finish(&mut t);
+        t.signals.last_result_unrecorded = true;
         if t.steps.iter().all(|s| s.role != Role::Assistant) {
             t.notes.push("the log holds no reply of the agent".into());
         }

@@ -3,7 +3,9 @@
 //! Each ATIF step becomes one step here; observation results are paired with the step's
 //! calls by `source_call_id`, else by position. Observations on a step without calls are the
 //! environment talking (terminus's "Previous response had parsing errors"); they become an
-//! environment step after the reply, where interpretation finds a parse complaint. ATIF records
+//! environment step after the reply, where interpretation finds a parse complaint, unless each
+//! names a call of an earlier step (OpenClaw writes every tool result as a step of its own, its
+//! call named in `extra.tool_call_id`): then they are that call's results. ATIF records
 //! no end status: how the run ended is the shape of its last steps, or the Harbor trial's.
 //! `continued_trajectory_ref` files are appended and subagent trajectories are inlined after
 //! the step that delegated, with `agent` naming the subagent: a file a ref's `trajectory_path`
@@ -127,6 +129,10 @@ struct RawStep {
     /// v1.7: copied from a prior trajectory for context, not a new interaction.
     #[serde(default)]
     is_copied_context: Option<bool>,
+    /// Free-form. Read for one thing: a producer that writes each tool result as a step of its
+    /// own (OpenClaw) names the call it answers here (`tool_call_id`), with its exit status.
+    #[serde(default)]
+    extra: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -496,6 +502,19 @@ fn append_steps(
         let mut env_text: Vec<String> = Vec::new();
         let mut subagents: Vec<Delegated> = Vec::new();
         let results = s.observation.map(|o| o.results).unwrap_or_default();
+        if calls.is_empty()
+            && let Some(answers) = answers_to_earlier_calls(t, &results, s.extra.as_ref())
+        {
+            // The step is the results, whatever its `source` says: its message repeats them and
+            // is no reply of the agent's.
+            let mut step = Step::new(Role::Tool, "");
+            step.agent = agent.map(ToString::to_string);
+            step.timestamp = s.timestamp.clone();
+            step.source_span = Some(src.span(file_ix, at.start, at.len()));
+            step.tool_results = answers;
+            t.steps.push(step);
+            continue;
+        }
         for (pos, r) in results.iter().enumerate() {
             let output = content_text(&r.content);
             for sub in r.subagent_trajectory_ref.iter().flatten() {
@@ -571,6 +590,36 @@ fn append_steps(
         append_steps(t, src, file_ix, doc.steps, doc.subagents, Some(&name), budget, marks)?;
     }
     Ok(())
+}
+
+/// The results of a step without calls as the answers to calls of earlier steps, when every
+/// result names one (`source_call_id`, or, for a step holding one result, the step's
+/// `extra.tool_call_id`): a producer that writes each tool result as a step of its own. `None`
+/// when any result names no earlier call: that step is the environment talking.
+fn answers_to_earlier_calls(t: &Trajectory, results: &[RawResult], extra: Option<&Value>) -> Option<Vec<ToolResult>> {
+    if results.is_empty() || results.iter().any(|r| r.subagent_trajectory_ref.is_some()) {
+        return None;
+    }
+    let step_id = extra.and_then(|e| e.get("tool_call_id")?.as_str()).filter(|_| results.len() == 1);
+    results
+        .iter()
+        .map(|r| {
+            let id = r.source_call_id.as_deref().or(step_id)?;
+            // The call is nearly always in the last agent step or two: search from the end.
+            let call = t.steps.iter().enumerate().rev().find_map(|(s, step)| {
+                let k = step.tool_calls.iter().position(|c| c.id.as_deref() == Some(id))?;
+                Some(CallRef { step: to_u32(s), call: to_u32(k) })
+            })?;
+            let mut res = ToolResult::new(content_text(&r.content));
+            res.call_id = Some(id.to_string());
+            res.call = Some(call);
+            if let Some(e) = extra.filter(|_| step_id.is_some()) {
+                res.exit_code = ["exit_code", "exec_exit_code"].iter().find_map(|k| e.get(*k)?.as_i64());
+                res.is_error = e.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            }
+            Some(res)
+        })
+        .collect()
 }
 
 /// A subagent trajectory a step delegated to, with the name its steps take.
