@@ -59,6 +59,12 @@ pub struct Action<'t> {
     /// For verifications: whether the check passed (`None`: cannot tell).
     pub passed: Option<bool>,
     pub timed_out: bool,
+    /// The top-level modules its programs import, when every program it runs is Python whose
+    /// text is known and runs nothing else (no subprocess, `exec`, `__import__`): a program
+    /// that imports only the standard library cannot reach the repository's code (a script of
+    /// `print` calls that "demonstrates" the fix, a regex over the source, a copy of the
+    /// function). `None`: unknown.
+    pub imports: Option<Vec<String>>,
 }
 
 impl<'t> Action<'t> {
@@ -108,6 +114,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
     // writes is worked out the first time it runs (agents run `python reproduce.py` many times)
     // and kept until the file is saved again.
     let mut saved: HashMap<String, (String, Option<Vec<String>>)> = HashMap::new();
+    // Saved scripts a later command changed in place (`>>`, `sed -i`): their text is no longer
+    // the saved one, so what they import is unknown.
+    let mut changed_since_saved: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut debug = DebugLines::default();
     let mut ps2_screens: HashMap<u32, bool> = HashMap::new();
     let mut swaps = Swaps::default();
@@ -142,6 +151,7 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                 ok: result.map(|r| !r.is_error && r.unknown_tool.is_none() && r.exit_code.is_none_or(|c| c == 0)),
                 passed: None,
                 timed_out: result.is_some_and(|r| p.command_timeout.is_match(&r.output)),
+                imports: None,
             };
             // A call in a reply the harness refused (a format error) that got no successful
             // result never ran: neither a change, nor a check, nor the end. It stays an action,
@@ -178,6 +188,38 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                         {
                             writes.extend(effects.get_or_insert_with(|| shell::script_effects(key, body).writes).iter().cloned());
                         }
+                    }
+                    for w in writes.iter().take(own_writes) {
+                        let key = script_key(w);
+                        if fx.saved.iter().any(|(p, _)| script_key(p) == key) {
+                            changed_since_saved.remove(key);
+                        } else {
+                            changed_since_saved.insert(key.to_string());
+                        }
+                    }
+                    if !fx.runs.is_empty() {
+                        let texts: Option<Vec<&str>> = fx
+                            .runs
+                            .iter()
+                            .map(|r| {
+                                let key = script_key(r);
+                                match r.as_str() {
+                                    "-" => cmd.contains("python").then_some(cmd.as_str()),
+                                    _ if key.ends_with(".py") => {
+                                        fx.saved.iter().rev().find(|(p, _)| script_key(p) == key).map(|(_, b)| b.as_str()).or_else(|| {
+                                            saved.get(key).filter(|_| !changed_since_saved.contains(key)).map(|(b, _)| b.as_str())
+                                        })
+                                    }
+                                    _ => None,
+                                }
+                            })
+                            .collect();
+                        a.imports = texts.and_then(|ts| {
+                            ts.iter().try_fold(Vec::new(), |mut all, t| {
+                                all.extend(super::python_modules::imports(t)?);
+                                Some(all)
+                            })
+                        });
                     }
                     for (p, body) in &fx.saved {
                         saved.insert(script_key(p).to_string(), (body.clone(), None));

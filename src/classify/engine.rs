@@ -998,7 +998,9 @@ fn worked(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, m: &Mechanics,
             let a = &acts[c];
             if !checks_itself(a)
                 && !restores_checked(acts, c)
-                && !acts[c + 1..].iter().any(|b| checks(b) || reads_back(b, a) || runs_the_package(b, &changes.files))
+                && !acts[c + 1..]
+                    .iter()
+                    .any(|b| ((checks(b) || runs_the_package(b, &changes.files)) && may_reach(b, &changes.files, p)) || reads_back(b, a))
             {
                 let mut e = on_steps(t, "flag-unverified", "unverified", vec![a.at.step], call_excerpt(t, a));
                 e.detail = Some("no check ran after this last change to the repository's code".into());
@@ -1146,6 +1148,30 @@ fn checks(a: &Action<'_>) -> bool {
     !(a.timed_out && a.passed.is_none()) && (a.verification.is_some() || a.runs.iter().any(|r| !r.ends_with("setup.py")))
 }
 
+/// A check that may run the repository's changed code: not a Python program that imports only
+/// the standard library (a script of `print` calls, a regex over the source, a copy of the
+/// function to try), unless the repository's own package shares a standard name; not one whose
+/// output says it stopped before running anything (its runner missing, an import or setup
+/// error) raised outside the changed files.
+fn may_reach(a: &Action<'_>, files: &[String], p: &Profile) -> bool {
+    let out = a.output();
+    if p.never_reached.is_match(out) {
+        // Where the error was raised: a traceback's innermost frame (an import of the changed
+        // module that failed in another file never ran the change), else anywhere in the output.
+        let raised_in = match out.rfind("File \"") {
+            Some(i) => out[i + 6..].split('"').next().unwrap_or(""),
+            None => out,
+        };
+        if !files.iter().any(|f| raised_in.contains(f.trim_start_matches("./").trim_start_matches('/'))) {
+            return false;
+        }
+    }
+    let Some(imports) = &a.imports else { return true };
+    imports.iter().any(|m| {
+        !super::python_modules::stdlib(m) || files.iter().any(|f| f.trim_start_matches("./").split('/').next() == Some(m.as_str()))
+    })
+}
+
 /// A command that looks at what `change` wrote (`cat out.txt`, `ls /app/out`): in a workspace
 /// task, the agent's check of its own result. Reading back program source is not: `grep` or
 /// `sed -n` over a module shows the text, not what the code does.
@@ -1187,11 +1213,23 @@ fn restores_checked(acts: &[Action<'_>], c: usize) -> bool {
     // The backup: an earlier copy of `dst` named after it, then a revert of `dst`, then the
     // state it saved is the last change to `dst` before the copy, checked before the copy.
     let Some(k) = acts[..c].iter().rposition(|b| b.mutates() && b.writes.iter().any(|w| w == src)) else { return false };
-    if !src.starts_with(dst) || revert(k, dst).is_none() {
+    if !src.starts_with(dst) || revert(k, dst).is_none() || !copies(&acts[k], dst, src) {
         return false;
     }
     let saved = acts[..k].iter().rposition(|b| b.mutated() && b.writes.iter().any(|w| changes::same_file(w, dst)));
     saved.is_some_and(|m| acts[m + 1..k].iter().any(checks))
+}
+
+/// `b` is a copy of `from` to `to` (`cp f f.bak`): a backup of the file's state, not a new
+/// version written beside it (`f.final` from a script that edits a copy).
+fn copies(b: &Action<'_>, from: &str, to: &str) -> bool {
+    let Some(commands) = b.command.as_deref().and_then(super::simple_command::split) else { return false };
+    commands.iter().any(|words| {
+        matches!(words.first(), Some(&"cp") | Some(&"mv"))
+            && words.len() >= 3
+            && words[words.len() - 1] == to
+            && words[1..words.len() - 1].contains(&from)
+    })
 }
 
 /// A command that runs the tool of the package it changed (`sphinx-build` or `python -m

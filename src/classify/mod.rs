@@ -10,6 +10,7 @@ pub mod fixture;
 pub mod mechanics;
 pub mod oracle;
 pub(crate) mod python_calls;
+pub(crate) mod python_modules;
 pub mod shell;
 pub mod simple_command;
 pub mod table;

@@ -615,12 +615,18 @@ fn heredoc_effects(node: Node<'_>, src: &str, fx: &mut ShellEffects, depth: u8, 
     } else if is_shell(&reader) && reads_program_from_stdin(&reader_args) {
         analyse_into(&body, fx, depth + 1);
     } else if reader == "cat" || reader == "tee" {
-        // The files it is saved to, for a later `python3 file` in the same command.
-        let mut targets: Vec<String> = reader_args.iter().filter(|a| reader == "tee" && !a.starts_with('-')).cloned().collect();
+        // The files it is saved to, for a later `python3 file` in the same command. Not a file
+        // it is appended to (`>>`, `tee -a`): the body is then only the file's end.
+        let appends = reader == "tee" && reader_args.iter().any(|a| a == "-a" || a == "--append");
+        let mut targets: Vec<String> = reader_args.iter().filter(|a| reader == "tee" && !appends && !a.starts_with('-')).cloned().collect();
         if let Some(stmt) = node.parent() {
             let mut cursor = stmt.walk();
             let mut cursor2 = node.walk();
-            for r in stmt.named_children(&mut cursor).chain(node.named_children(&mut cursor2)).filter(|r| r.kind() == "file_redirect") {
+            for r in stmt
+                .named_children(&mut cursor)
+                .chain(node.named_children(&mut cursor2))
+                .filter(|r| r.kind() == "file_redirect" && !text(*r, src).trim_start().starts_with(">>"))
+            {
                 let mut c = r.walk();
                 targets.extend(r.children_by_field_name("destination", &mut c).map(|d| unquote(text(d, src))));
             }

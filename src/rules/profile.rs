@@ -179,6 +179,8 @@ pub struct RawPhrases {
     #[serde(default)]
     pub announces: Vec<Spanned<String>>,
     #[serde(default)]
+    pub never_reached: Vec<Spanned<String>>,
+    #[serde(default)]
     pub command_timeout: Vec<Spanned<String>>,
     #[serde(default)]
     pub api_error: Vec<Spanned<String>>,
@@ -427,6 +429,10 @@ pub struct Profile {
     /// A reply announcing the change it is about to make ("Let me create the interpreter:"):
     /// as the last words of a run that then ended, a change never issued.
     pub announces: Phrases,
+    /// A check's output that says it stopped before running any code it was to check: its
+    /// runner is not installed, or it failed to import or set up (a traceback that ends in an
+    /// import or configuration error, and names no changed file).
+    pub never_reached: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
     pub test_files: Phrases,
@@ -540,6 +546,7 @@ impl Profile {
             continuation_prompt: layers.iter().rev().find_map(|(_, _, r)| r.continuation_prompt.clone()),
             plan: phrases(&|r| &r.phrases.plan)?,
             announces: phrases(&|r| &r.phrases.announces)?,
+            never_reached: phrases(&|r| &r.phrases.never_reached)?,
             command_timeout: phrases(&|r| &r.phrases.command_timeout)?,
             api_error: phrases(&|r| &r.phrases.api_error)?,
             test_files: phrases(&|r| &r.phrases.test_files)?,
