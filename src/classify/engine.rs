@@ -1304,7 +1304,12 @@ fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut F
 fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) -> bool {
     let test = |a: &Action<'_>| a.verification.is_some();
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
-        let Some(j) = acts[i + 1..].iter().position(|b| b.key == a.key && b.passed == Some(false)).map(|k| i + 1 + k) else {
+        // A run that died setting up, before it reached the changed code, failed nothing of it.
+        let Some(j) = acts[i + 1..]
+            .iter()
+            .position(|b| b.key == a.key && b.passed == Some(false) && may_reach(b, &changes.files, p))
+            .map(|k| i + 1 + k)
+        else {
             continue;
         };
         let changed_between = changes.matters[i + 1..j].iter().any(|m| *m);
