@@ -214,7 +214,10 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                                 }
                             })
                             .collect();
-                        a.imports = texts.and_then(|ts| {
+                        // A test runner in the same command (`pytest && python -c …`) runs
+                        // what it collects, whatever the programs beside it import.
+                        let runner = fx.verification.as_deref().is_some_and(|v| !fx.runs.iter().any(|r| v.ends_with(r.as_str())));
+                        a.imports = texts.filter(|_| !runner).and_then(|ts| {
                             ts.iter().try_fold(Vec::new(), |mut all, t| {
                                 all.extend(super::python_modules::imports(t)?);
                                 Some(all)

@@ -3,13 +3,45 @@
 //! demonstrates the fix, a regex over the source, a copy of the changed function) cannot run
 //! the repository's code, so it verifies no change there.
 
-#[must_use]
 /// The top-level modules Python `text` imports (`import a.b, c`, `from a.b import x`; a
-/// relative import as `.`) as statements, or `None` when it may run other code (`__import__`, `exec`,
-/// subprocess, `os.system`). Prose that reads like an import ("import the data") names a module
-/// too: the error is on the side of a program that could reach the code.
+/// relative import as `.`) as statements, or `None` when it may run code it does not import by
+/// name: `__import__`, `exec`, `compile`, a subprocess, `os.system`, or a standard module that
+/// loads modules by name (`unittest` discovering tests, `doctest`, `timeit` with a setup
+/// string, `pickle`). Prose that reads like an import ("import the data") names a module too:
+/// the error is on the side of a program that could reach the code.
+#[must_use]
 pub fn imports(text: &str) -> Option<Vec<String>> {
-    const RUNS_OTHERS: &[&str] = &["__import__", "importlib", "exec(", "eval(", "subprocess", "os.system", "os.popen", "runpy", "spawn"];
+    const RUNS_OTHERS: &[&str] = &[
+        "__import__",
+        "importlib",
+        "exec(",
+        "eval(",
+        "compile(",
+        "execfile",
+        "subprocess",
+        "os.system",
+        "os.popen",
+        "os.exec",
+        "runpy",
+        "spawn",
+    ];
+    const LOADS_BY_NAME: &[&str] = &[
+        "unittest",
+        "doctest",
+        "pkgutil",
+        "zipimport",
+        "timeit",
+        "trace",
+        "cProfile",
+        "profile",
+        "pdb",
+        "code",
+        "pickle",
+        "marshal",
+        "shelve",
+        "multiprocessing",
+        "concurrent",
+    ];
     static IMPORT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         // A statement: at the start of a line, after `;`, or opening an inline program
         // (`python -c "import …`). Not an import quoted inside a string the program searches for.
@@ -27,6 +59,9 @@ pub fn imports(text: &str) -> Option<Vec<String>> {
             (_, Some(names)) => out.extend(names.as_str().split(',').map(|n| n.trim().split('.').next().unwrap_or_default().to_string())),
             _ => {}
         }
+    }
+    if out.iter().any(|m| LOADS_BY_NAME.contains(&m.as_str())) {
+        return None;
     }
     Some(out)
 }
@@ -268,6 +303,7 @@ mod tests {
         assert_eq!(imports(searches).unwrap(), ["re"]);
         assert_eq!(imports("python -c \"import sys; from sympy import S; print(S(1))\"").unwrap(), ["sys", "sympy"]);
         assert!(imports("import subprocess\nsubprocess.run(['pytest'])").is_none(), "a program that runs others may reach anything");
+        assert!(imports("import unittest\nunittest.TextTestRunner().run(unittest.defaultTestLoader.discover('tests'))").is_none());
         assert!(stdlib("re") && stdlib("unittest") && stdlib("zoneinfo"));
         assert!(!stdlib("django") && !stdlib("sympy") && !stdlib("pytest"));
     }
