@@ -1,7 +1,8 @@
 //! Pairs tool results with the calls they answer.
 //!
 //! Formats differ: most carry call ids, some only tool names, some neither (text actions). One
-//! routine serves them all so the rule is the same everywhere: ids first; then, for results
+//! routine serves them all so the rule is the same everywhere: ids first (the latest open call
+//! with the id, where ids are reused); then, for results
 //! without an id, the earliest open call with the same name; then, for results with neither, the
 //! earliest open call before them. A result whose id matches no call stays unpaired and is listed
 //! in `Trajectory::unpaired_results`, because guessing would invent evidence.
@@ -17,7 +18,9 @@ pub fn pair_results(t: &mut Trajectory) {
     }
 
     let mut open: Vec<CallRef> = Vec::new();
-    let mut by_id: HashMap<&str, CallRef> = HashMap::new();
+    // Every call of an id, in order: ids are reused (a model that names each call after its
+    // function), and a result answers the latest open call with its id before it.
+    let mut by_id: HashMap<&str, Vec<CallRef>> = HashMap::new();
     let mut taken: std::collections::HashSet<CallRef> = std::collections::HashSet::new();
     for step in &t.steps {
         for r in &step.tool_results {
@@ -30,7 +33,7 @@ pub fn pair_results(t: &mut Trajectory) {
         for (c, call) in step.tool_calls.iter().enumerate() {
             let r = CallRef { step: to_u32(s), call: to_u32(c) };
             if let Some(id) = call.id.as_deref() {
-                by_id.entry(id).or_insert(r);
+                by_id.entry(id).or_default().push(r);
             }
             if !taken.contains(&r) {
                 open.push(r);
@@ -46,7 +49,7 @@ pub fn pair_results(t: &mut Trajectory) {
                 continue;
             }
             let found = if let Some(id) = result.call_id.as_deref() {
-                by_id.get(id).copied().filter(|c| !taken.contains(c) && c.step as usize <= s)
+                by_id.get(id).and_then(|calls| calls.iter().rev().copied().find(|c| !taken.contains(c) && c.step as usize <= s))
             } else {
                 let name = result.name.as_deref();
                 open.iter().copied().filter(|c| c.step as usize <= s && !taken.contains(c)).find(|c| match name {
@@ -123,6 +126,27 @@ mod tests {
         assert_eq!(r[2].call, Some(CallRef { step: 0, call: 1 }));
         assert_eq!(r[3].call, None);
         assert_eq!(t.unpaired_results, vec![UnpairedResult { step: 1, result: 3 }]);
+        assert!(unanswered_calls(&t).is_empty());
+    }
+
+    /// Inspect logs where every call's id is its function's name: each result answers the
+    /// latest call with its id, so the last call's own result is found and none is left over.
+    #[test]
+    fn a_reused_id_pairs_each_result_with_the_latest_call_before_it() {
+        let mut steps = Vec::new();
+        for k in 0..3 {
+            let mut a = Step::new(Role::Assistant, "");
+            a.tool_calls = vec![call(Some("python_exec"), "python_exec")];
+            let mut tool = Step::new(Role::Tool, "");
+            let mut r = ToolResult::new(k.to_string());
+            r.call_id = Some("python_exec".into());
+            tool.tool_results = vec![r];
+            steps.extend([a, tool]);
+        }
+        let mut t = traj(steps);
+        pair_results(&mut t);
+        let paired: Vec<Option<CallRef>> = (0..3).map(|k| t.steps[2 * k + 1].tool_results[0].call).collect();
+        assert_eq!(paired, (0..3).map(|k| Some(CallRef { step: 2 * k, call: 0 })).collect::<Vec<_>>());
         assert!(unanswered_calls(&t).is_empty());
     }
 

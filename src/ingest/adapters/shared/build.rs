@@ -44,7 +44,7 @@ impl StepBuilder {
         }
         for (c, call) in step.tool_calls.iter().enumerate() {
             if let Some(id) = &call.id {
-                self.calls.entry(id.clone()).or_insert(CallRef { step: to_u32(ix), call: to_u32(c) });
+                self.index_call(id, CallRef { step: to_u32(ix), call: to_u32(c) });
             }
         }
         self.steps.push(step);
@@ -56,10 +56,26 @@ impl StepBuilder {
         let s = self.steps.get_mut(step)?;
         let r = CallRef { step: to_u32(step), call: to_u32(s.tool_calls.len()) };
         if let Some(id) = &call.id {
-            self.calls.entry(id.clone()).or_insert(r);
+            let id = id.clone();
+            s.tool_calls.push(call);
+            self.index_call(&id, r);
+        } else {
+            s.tool_calls.push(call);
         }
-        s.tool_calls.push(call);
         Some(r)
+    }
+
+    /// Indexes a call by its id. A later step's call with an id seen before takes it over: some
+    /// models reuse ids (Inspect logs where every call's id is its function's name), and a
+    /// result answers the latest call with its id. Within one step the first keeps it.
+    fn index_call(&mut self, id: &str, r: CallRef) {
+        match self.calls.get_mut(id) {
+            Some(old) if old.step < r.step => *old = r,
+            Some(_) => {}
+            None => {
+                self.calls.insert(id.to_string(), r);
+            }
+        }
     }
 
     /// The call with this id, if one was pushed.
