@@ -188,3 +188,19 @@ fn bad_chat_logs_are_quarantined_with_their_line() {
     assert!(wrong.message.contains("`messages` is not a list"));
     assert!(s.files.iter().all(|f| matches!(f.status, FileStatus::Quarantined { .. })));
 }
+
+/// A chat log is the last request plus its response: the response's calls are never answered
+/// in it, so the missing result is how the record ends, not a log cut short.
+#[test]
+fn a_chat_log_ending_on_a_call_is_not_a_truncated_log() {
+    let tmp = tempdir();
+    let log = r#"{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "fix"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "x=1"}]}, "response": {"id": "x", "object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    std::fs::write(tmp.path().join("call.json"), log).unwrap();
+    let (ts, _) = ingest(&[tmp.path()]);
+    assert_eq!(ts.len(), 1);
+    let t = &ts[0];
+    assert!(t.signals.last_result_unrecorded);
+    assert!(t.calls().last().is_some_and(|(r, _)| t.result_of(r).is_none()), "the last call has no result");
+    assert_ne!(t.termination.rule.as_deref(), Some(coroner::model::TRUNCATED_LOG));
+    assert_ne!(t.termination.kind, coroner::model::TerminationKind::Infrastructure);
+}

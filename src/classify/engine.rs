@@ -608,9 +608,14 @@ fn announced_at_end<'t>(t: &'t Trajectory, m: &Mechanics, p: &Profile) -> Option
     let step = mechanics::final_reply(t).filter(|s| s.tool_calls.is_empty())?;
     let text = step.text.trim_end();
     let mm = p.announces.find_iter(text).into_iter().last()?;
-    // Nothing but the sentence's own end after it: no further sentence, line or question.
+    // Nothing but the sentence's own end after it: no further sentence, line or question (a
+    // `.` inside a file name, "Let me create vm.js:", ends nothing).
     let rest = text[mm.end()..].trim_end_matches([':', '.', '!', '…', ' ']);
-    if rest.contains(['.', '!', '?', '\n']) || conditional(text, mm.start()) {
+    let ends_a_sentence = rest.contains(['?', '\n']) || [". ", "! ", ".\t", "!\t"].iter().any(|e| rest.contains(e));
+    // "Let me make sure ..." checks; it changes nothing.
+    let checks = text[mm.start()..mm.end()].ends_with("make")
+        && rest.split_whitespace().next().is_some_and(|w| matches!(w, "sure" | "certain"));
+    if ends_a_sentence || checks || conditional(text, mm.start()) {
         return None;
     }
     Some((step.index, window(text, mm.range())))
@@ -1167,6 +1172,15 @@ fn may_reach(a: &Action<'_>, files: &[String], p: &Profile) -> bool {
         }
     }
     let Some(imports) = &a.imports else { return true };
+    // Only a change to Python code is out of reach of a program that imports none of it (a
+    // standard-library client reaches a changed server over HTTP), and running the changed
+    // script itself (`python /app/solution.py`) runs the change.
+    if files.is_empty()
+        || !files.iter().all(|f| f.ends_with(".py"))
+        || a.runs.iter().any(|r| files.iter().any(|f| changes::same_file(f, r)))
+    {
+        return true;
+    }
     imports.iter().any(|m| {
         !super::python_modules::stdlib(m) || files.iter().any(|f| f.trim_start_matches("./").split('/').next() == Some(m.as_str()))
     })
@@ -1304,10 +1318,12 @@ fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut F
 fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) -> bool {
     let test = |a: &Action<'_>| a.verification.is_some();
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
-        // A run that died setting up, before it reached the changed code, failed nothing of it.
+        // A run that died setting up, before it reached the changed code, failed nothing of it;
+        // one that ran tests besides (unittest goes on after a module that failed to import) did.
+        let ran_tests = |o: &str| o.contains(" passed") || o.contains(" failed") || o.contains("\nRan ");
         let Some(j) = acts[i + 1..]
             .iter()
-            .position(|b| b.key == a.key && b.passed == Some(false) && may_reach(b, &changes.files, p))
+            .position(|b| b.key == a.key && b.passed == Some(false) && (may_reach(b, &changes.files, p) || ran_tests(b.output())))
             .map(|k| i + 1 + k)
         else {
             continue;

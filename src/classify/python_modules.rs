@@ -76,6 +76,7 @@ pub fn imports(text: &str) -> Option<Vec<String>> {
 #[must_use]
 pub fn stdlib(module: &str) -> bool {
     const STDLIB: &[&str] = &[
+        "__future__",
         "abc",
         "aifc",
         "argparse",

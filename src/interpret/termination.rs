@@ -250,7 +250,10 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
         term.source = Some("last agent step".into());
         return term;
     }
-    if !s.tool_calls.is_empty() || s.format_error.is_some() {
+    if s.format_error.is_some() {
+        return Termination::unknown();
+    }
+    if !s.tool_calls.is_empty() {
         return cut_mid_call(t, i).unwrap_or_else(Termination::unknown);
     }
     // A message after the last reply that the agent never answered: the run was cut.
@@ -278,6 +281,12 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
 fn cut_mid_call(t: &Trajectory, i: usize) -> Option<Termination> {
     let paired_before = t.steps[..i].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| (c.step as usize) < i));
     let answered = t.steps[i..].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| c.step as usize == i));
+    // A recorded limit the run used up ended it (`steps_ran_out` and the like decide which).
+    let (lim, used) = (&t.signals.limits, &t.signals.consumed);
+    let limit_used = |l: Option<f64>, u: Option<f64>| l.zip(u).is_some_and(|(l, u)| l > 0.0 && u >= l);
+    if limit_used(lim.steps, used.steps) || limit_used(lim.cost_usd, used.cost_usd) || limit_used(lim.wall_seconds, used.wall_seconds) {
+        return None;
+    }
     if t.signals.last_result_unrecorded || !paired_before || answered || t.steps[i + 1..].iter().any(|s| s.role != Role::Tool) {
         return None;
     }

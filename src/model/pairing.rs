@@ -49,7 +49,13 @@ pub fn pair_results(t: &mut Trajectory) {
                 continue;
             }
             let found = if let Some(id) = result.call_id.as_deref() {
-                by_id.get(id).and_then(|calls| calls.iter().rev().copied().find(|c| !taken.contains(c) && c.step as usize <= s))
+                by_id.get(id).and_then(|calls| {
+                    // The latest step before the result with an open call of this id, and in it
+                    // the first open one (parallel calls are answered in order).
+                    let upto = calls.partition_point(|c| c.step as usize <= s);
+                    let step = calls[..upto].iter().rev().find(|c| !taken.contains(c))?.step;
+                    calls[..upto].iter().copied().find(|c| c.step == step && !taken.contains(c))
+                })
             } else {
                 let name = result.name.as_deref();
                 open.iter().copied().filter(|c| c.step as usize <= s && !taken.contains(c)).find(|c| match name {
@@ -148,6 +154,22 @@ mod tests {
         let paired: Vec<Option<CallRef>> = (0..3).map(|k| t.steps[2 * k + 1].tool_results[0].call).collect();
         assert_eq!(paired, (0..3).map(|k| Some(CallRef { step: 2 * k, call: 0 })).collect::<Vec<_>>());
         assert!(unanswered_calls(&t).is_empty());
+
+        // Two calls of one reply under the same id are answered in order.
+        let mut a = Step::new(Role::Assistant, "");
+        a.tool_calls = vec![call(Some("python_exec"), "python_exec"), call(Some("python_exec"), "python_exec")];
+        let mut tool = Step::new(Role::Tool, "");
+        tool.tool_results = (0..2)
+            .map(|k| {
+                let mut r = ToolResult::new(k.to_string());
+                r.call_id = Some("python_exec".into());
+                r
+            })
+            .collect();
+        let mut t = traj(vec![a, tool]);
+        pair_results(&mut t);
+        let paired: Vec<Option<CallRef>> = t.steps[1].tool_results.iter().map(|r| r.call).collect();
+        assert_eq!(paired, [Some(CallRef { step: 0, call: 0 }), Some(CallRef { step: 0, call: 1 })]);
     }
 
     #[test]

@@ -37,6 +37,10 @@ use crate::ingest::probe::Probe;
 use crate::ingest::source::Source;
 use crate::model::{CallRef, Reasoning, Role, Step, Tokens, ToolResult, Trajectory};
 
+/// How many steps back a result step looks for the call it names (parallel calls answered one
+/// step each stay well inside it).
+const MAX_RESULT_DISTANCE: usize = 256;
+
 /// How many continuation and subagent files one record may follow (a reference loop ends here).
 const MAX_LINKED_FILES: usize = 64;
 
@@ -605,8 +609,9 @@ fn answers_to_earlier_calls(t: &Trajectory, results: &[RawResult], extra: Option
         .iter()
         .map(|r| {
             let id = r.source_call_id.as_deref().or(step_id)?;
-            // The call is nearly always in the last agent step or two: search from the end.
-            let call = t.steps.iter().enumerate().rev().find_map(|(s, step)| {
+            // The call is nearly always in the last agent step or two: search from the end, and
+            // only so far back (a file of results naming no call must not cost a scan each).
+            let call = t.steps.iter().enumerate().rev().take(MAX_RESULT_DISTANCE).find_map(|(s, step)| {
                 let k = step.tool_calls.iter().position(|c| c.id.as_deref() == Some(id))?;
                 Some(CallRef { step: to_u32(s), call: to_u32(k) })
             })?;

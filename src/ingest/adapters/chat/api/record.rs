@@ -24,6 +24,9 @@ pub fn build(conv: &[Exchange], provider: Provider, task_id: String, src: &Sourc
         }
         .into(),
     );
+    // The record is the last request plus its response: the response's calls were never
+    // answered in the log, however the conversation went on.
+    t.signals.last_result_unrecorded = true;
     let last_req = conv.iter().rposition(|e| e.request.is_some());
     // Every answered call counts: its usage, its model, its time.
     let replies: Vec<(usize, &Exchange, Reply)> =
