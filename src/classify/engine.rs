@@ -613,8 +613,8 @@ fn announced_at_end<'t>(t: &'t Trajectory, m: &Mechanics, p: &Profile) -> Option
     let rest = text[mm.end()..].trim_end_matches([':', '.', '!', '…', ' ']);
     let ends_a_sentence = rest.contains(['?', '\n']) || [". ", "! ", ".\t", "!\t"].iter().any(|e| rest.contains(e));
     // "Let me make sure ..." checks; it changes nothing.
-    let checks = text[mm.start()..mm.end()].ends_with("make")
-        && rest.split_whitespace().next().is_some_and(|w| matches!(w, "sure" | "certain"));
+    let checks =
+        text[mm.start()..mm.end()].ends_with("make") && rest.split_whitespace().next().is_some_and(|w| matches!(w, "sure" | "certain"));
     if ends_a_sentence || checks || conditional(text, mm.start()) {
         return None;
     }
@@ -1320,7 +1320,9 @@ fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &P
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
         // A run that died setting up, before it reached the changed code, failed nothing of it;
         // one that ran tests besides (unittest goes on after a module that failed to import) did.
-        let ran_tests = |o: &str| o.contains(" passed") || o.contains(" failed") || o.contains("\nRan ");
+        static TESTS_RAN: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new(r"(?m)\b\d+ (?:passed|failed)\b|^Ran \d+ tests?\b").expect("valid regex"));
+        let ran_tests = |o: &str| TESTS_RAN.is_match(o);
         let Some(j) = acts[i + 1..]
             .iter()
             .position(|b| b.key == a.key && b.passed == Some(false) && (may_reach(b, &changes.files, p) || ran_tests(b.output())))
