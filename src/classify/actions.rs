@@ -92,6 +92,36 @@ impl<'t> Action<'t> {
     }
 }
 
+/// What the programs a command runs import (`Action::imports`): each is an inline Python program
+/// (the command's own text) or a Python script saved in the same command (`same_command`) or,
+/// through `saved`, earlier; `None` when one is neither, when one may run other code, or when
+/// the command also runs a test runner (`pytest && python -c …`), which runs what it collects.
+fn run_imports<'a>(
+    runs: &[String],
+    same_command: &'a [(String, String)],
+    verification: Option<&str>,
+    cmd: &'a str,
+    saved: impl Fn(&str) -> Option<&'a str>,
+) -> Option<Vec<String>> {
+    let runner = verification.is_some_and(|v| !runs.iter().any(|r| v.ends_with(r.as_str())));
+    if runs.is_empty() || runner {
+        return None;
+    }
+    let mut all = Vec::new();
+    for r in runs {
+        let key = script_key(r);
+        let text = match r.as_str() {
+            "-" => cmd.contains("python").then_some(cmd),
+            _ if key.ends_with(".py") => {
+                same_command.iter().rev().find(|(p, _)| script_key(p) == key).map(|(_, b)| b.as_str()).or_else(|| saved(key))
+            }
+            _ => None,
+        }?;
+        all.extend(super::python_modules::imports(text)?);
+    }
+    Some(all)
+}
+
 /// A saved script's key: its path as written, without a leading `./` (`./fix.py` and `fix.py`
 /// are one script to `python fix.py` and `./fix.py`).
 fn script_key(path: &str) -> &str {
@@ -197,33 +227,9 @@ pub fn actions<'t>(t: &'t Trajectory, p: &Profile) -> Vec<Action<'t>> {
                             changed_since_saved.insert(key.to_string());
                         }
                     }
-                    if !fx.runs.is_empty() {
-                        let texts: Option<Vec<&str>> = fx
-                            .runs
-                            .iter()
-                            .map(|r| {
-                                let key = script_key(r);
-                                match r.as_str() {
-                                    "-" => cmd.contains("python").then_some(cmd.as_str()),
-                                    _ if key.ends_with(".py") => {
-                                        fx.saved.iter().rev().find(|(p, _)| script_key(p) == key).map(|(_, b)| b.as_str()).or_else(|| {
-                                            saved.get(key).filter(|_| !changed_since_saved.contains(key)).map(|(b, _)| b.as_str())
-                                        })
-                                    }
-                                    _ => None,
-                                }
-                            })
-                            .collect();
-                        // A test runner in the same command (`pytest && python -c …`) runs
-                        // what it collects, whatever the programs beside it import.
-                        let runner = fx.verification.as_deref().is_some_and(|v| !fx.runs.iter().any(|r| v.ends_with(r.as_str())));
-                        a.imports = texts.filter(|_| !runner).and_then(|ts| {
-                            ts.iter().try_fold(Vec::new(), |mut all, t| {
-                                all.extend(super::python_modules::imports(t)?);
-                                Some(all)
-                            })
-                        });
-                    }
+                    a.imports = run_imports(&fx.runs, &fx.saved, fx.verification.as_deref(), &cmd, |key| {
+                        saved.get(key).filter(|_| !changed_since_saved.contains(key)).map(|(b, _)| b.as_str())
+                    });
                     for (p, body) in &fx.saved {
                         saved.insert(script_key(p).to_string(), (body.clone(), None));
                     }

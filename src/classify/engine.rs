@@ -307,9 +307,8 @@ fn infrastructure(t: &Trajectory, acts: &[Action<'_>], m: &Mechanics, p: &Profil
         };
         // A truncated log has no status to point at: its last step is what a reader checks.
         let cut = t.termination.rule.as_deref() == Some(crate::model::TRUNCATED_LOG);
-        let e = match t.steps.iter().rposition(|s| s.is_main_agent() && s.role == Role::Assistant).filter(|_| cut) {
-            Some(last) => {
-                let step = &t.steps[last];
+        let e = match final_reply(t).filter(|_| cut) {
+            Some(step) => {
                 let mut e = on_steps(
                     t,
                     "infra-termination",
@@ -1317,15 +1316,14 @@ fn undone_flag(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, f: &mut F
 /// passed again.
 fn regressed_check(t: &Trajectory, acts: &[Action<'_>], changes: &Changes, p: &Profile, f: &mut Findings) -> bool {
     let test = |a: &Action<'_>| a.verification.is_some();
+    // A run that died setting up, before it reached the changed code, failed nothing of it; one
+    // that ran tests besides (unittest goes on after a module that failed to import) did.
+    static TESTS_RAN: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?m)\b\d+ (?:passed|failed)\b|^Ran \d+ tests?\b").expect("valid regex"));
     for (i, a) in acts.iter().enumerate().filter(|(_, a)| test(a) && a.passed == Some(true)) {
-        // A run that died setting up, before it reached the changed code, failed nothing of it;
-        // one that ran tests besides (unittest goes on after a module that failed to import) did.
-        static TESTS_RAN: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| regex::Regex::new(r"(?m)\b\d+ (?:passed|failed)\b|^Ran \d+ tests?\b").expect("valid regex"));
-        let ran_tests = |o: &str| TESTS_RAN.is_match(o);
         let Some(j) = acts[i + 1..]
             .iter()
-            .position(|b| b.key == a.key && b.passed == Some(false) && (may_reach(b, &changes.files, p) || ran_tests(b.output())))
+            .position(|b| b.key == a.key && b.passed == Some(false) && (may_reach(b, &changes.files, p) || TESTS_RAN.is_match(b.output())))
             .map(|k| i + 1 + k)
         else {
             continue;

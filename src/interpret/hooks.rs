@@ -31,8 +31,7 @@ const CHECKED: [Budget; 4] = [Budget::Steps, Budget::Cost, Budget::WallTime, Bud
 fn limits_reached(t: &Trajectory, term: &mut Termination) {
     let (lim, used) = (&t.signals.limits, &t.signals.consumed);
     let configured: Vec<Budget> = CHECKED.into_iter().filter(|b| lim.of(*b).is_some_and(|l| l > 0.0)).collect();
-    let hit: Vec<Budget> =
-        configured.iter().copied().filter(|b| matches!((lim.of(*b), used.of(*b)), (Some(l), Some(c)) if c >= l)).collect();
+    let hit: Vec<Budget> = configured.iter().copied().filter(|b| super::limit_reached(t, *b)).collect();
     term.kind = TerminationKind::Budget;
     let budget = match (hit.as_slice(), configured.as_slice()) {
         ([one], _) => *one,

@@ -41,6 +41,12 @@ pub fn apply(t: &mut Trajectory, p: &Profile) -> Report {
 /// Longest text kept from a signal or a tool output in a termination or a mark.
 const KEPT: usize = 300;
 
+/// The run's recorded consumption of budget `b` reached its recorded (positive) limit: the one
+/// comparison the hooks and the interpretation's own end rules make.
+fn limit_reached(t: &Trajectory, b: crate::model::Budget) -> bool {
+    matches!((t.signals.limits.of(b), t.signals.consumed.of(b)), (Some(l), Some(c)) if l > 0.0 && c >= l)
+}
+
 /// The first non-blank line of `text`, trimmed, at most `max` characters.
 fn first_line(text: &str, max: usize) -> String {
     text.trim().lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(max).collect()

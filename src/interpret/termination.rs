@@ -6,7 +6,7 @@
 //! found beside it (a rate limit, a context-window error, a stuck-loop guard): the provider that
 //! kept failing until the clock fired ended the run, not the clock.
 
-use super::{Report, clip, first_line, hooks};
+use super::{Report, clip, first_line, hooks, limit_reached};
 use crate::model::{Budget, Role, Signal, Termination, TerminationKind, Trajectory};
 use crate::rules::Profile;
 use crate::rules::meanings::{Entry, Hit, Meaning, Table};
@@ -137,7 +137,7 @@ fn steps_ran_out(t: &Trajectory, term: &mut Termination) {
         return;
     }
     let (Some(limit), Some(used)) = (t.signals.limits.steps, t.signals.consumed.steps) else { return };
-    if limit <= 0.0 || used < limit {
+    if !limit_reached(t, Budget::Steps) {
         return;
     }
     let detail = format!("no end was recorded, and the run took {used} steps of its {limit}-step limit");
@@ -279,12 +279,10 @@ fn from_steps(t: &Trajectory, p: &Profile) -> Termination {
 /// end, no answer and no error recorded (DESIGN.md: infrastructure, a truncated log). A record
 /// that pairs no result at all, or never records its last call's, says nothing by a missing one.
 fn cut_mid_call(t: &Trajectory, i: usize) -> Option<Termination> {
-    let paired_before = t.steps[..i].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| (c.step as usize) < i));
+    let paired_before = t.steps[..i].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some());
     let answered = t.steps[i..].iter().flat_map(|s| &s.tool_results).any(|r| r.call.is_some_and(|c| c.step as usize == i));
     // A recorded limit the run used up ended it (`steps_ran_out` and the like decide which).
-    let (lim, used) = (&t.signals.limits, &t.signals.consumed);
-    let limit_used = |l: Option<f64>, u: Option<f64>| l.zip(u).is_some_and(|(l, u)| l > 0.0 && u >= l);
-    if limit_used(lim.steps, used.steps) || limit_used(lim.cost_usd, used.cost_usd) || limit_used(lim.wall_seconds, used.wall_seconds) {
+    if [Budget::Steps, Budget::Cost, Budget::WallTime].into_iter().any(|b| limit_reached(t, b)) {
         return None;
     }
     if t.signals.last_result_unrecorded || !paired_before || answered || t.steps[i + 1..].iter().any(|s| s.role != Role::Tool) {

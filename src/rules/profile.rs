@@ -430,8 +430,8 @@ pub struct Profile {
     /// as the last words of a run that then ended, a change never issued.
     pub announces: Phrases,
     /// A check's output that says it stopped before running any code it was to check: its
-    /// runner is not installed, or it failed to import or set up (a traceback that ends in an
-    /// import or configuration error, and names no changed file).
+    /// runner is not installed, or it failed to import or set up (an import or configuration
+    /// error; the classifier reads it only where it was raised outside the changed files).
     pub never_reached: Phrases,
     pub command_timeout: Phrases,
     pub api_error: Phrases,
